@@ -1,0 +1,171 @@
+//! A `GlobalAlloc` made of dlmalloc on a page source, with an optional front.
+//!
+//! Requests go to the front (the static buffer) while dlmalloc has no memory yet, and to
+//! dlmalloc otherwise; pointers are routed back to whichever gave them out by address. The
+//! layout-free `c_*` calls of dlmalloc are used on purpose: its layout-taking `free`/`realloc`
+//! re-validate the size with assertions on every call, which costs gas and code for a check
+//! `GlobalAlloc`'s contract already makes the caller's duty.
+
+use crate::backend::PageBackend;
+use crate::buffer::Front;
+use crate::lock::Lock;
+use crate::source::PageSource;
+use core::alloc::{GlobalAlloc, Layout};
+use core::cell::UnsafeCell;
+use core::ptr;
+use dlmalloc::Dlmalloc;
+
+/// dlmalloc's malloc alignment: twice the pointer size (8 on wasm32).
+const MALLOC_ALIGN: usize = 2 * core::mem::size_of::<usize>();
+
+struct State<S, F> {
+    dl: Dlmalloc<PageBackend<S>>,
+    front: F,
+    /// The front serves new requests only until dlmalloc has first given out memory, as in
+    /// Gear's dlmalloc fork (which checks for "no segment yet").
+    front_open: bool,
+}
+
+/// The lab's allocator: dlmalloc on pages from `S`, with front `F`.
+///
+/// A heap must not move once it has served a request (dlmalloc's bins and the buffer's cells
+/// point into it): use it as a `static`, or in a `Box`.
+pub struct Heap<S, F> {
+    lock: Lock,
+    state: UnsafeCell<State<S, F>>,
+}
+
+// SAFETY: every access to `state` happens under `lock` (a real lock wherever threads exist).
+unsafe impl<S: Send, F: Send> Sync for Heap<S, F> {}
+
+impl<S, F: Front> Heap<S, F> {
+    /// A heap that has served nothing yet, with dlmalloc's default configuration.
+    pub const fn new(source: S) -> Self {
+        Heap {
+            lock: Lock::new(),
+            state: UnsafeCell::new(State {
+                dl: Dlmalloc::new_with_allocator(PageBackend::new(source)),
+                front: F::NEW,
+                front_open: F::ENABLED,
+            }),
+        }
+    }
+
+    /// Whether `ptr` is a cell of the static buffer.
+    pub fn in_buffer(&self, ptr: *const u8) -> bool {
+        let _guard = self.lock.lock();
+        // SAFETY: shared access under the lock.
+        F::ENABLED && unsafe { (*self.state.get()).front.owns(ptr) }
+    }
+}
+
+impl<S: PageSource, F: Front> Heap<S, F> {
+    #[inline(always)]
+    fn with<R>(&self, f: impl FnOnce(&mut State<S, F>) -> R) -> R {
+        let _guard = self.lock.lock();
+        // SAFETY: the lock makes this the only live reference to the state.
+        f(unsafe { &mut *self.state.get() })
+    }
+}
+
+impl<S: PageSource, F: Front> State<S, F> {
+    /// A block from the front while it is open, else from dlmalloc (closing the front once
+    /// dlmalloc has given out memory). `zeroed` asks for cleared bytes.
+    #[inline(always)]
+    unsafe fn get(&mut self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
+        if F::ENABLED && self.front_open {
+            if let Some(cell) = self.front.alloc(size, align) {
+                let cell = cell.as_ptr();
+                if zeroed {
+                    // SAFETY: the cell is at least `size` bytes; freed cells keep old bytes.
+                    unsafe { ptr::write_bytes(cell, 0, size) };
+                }
+                return cell;
+            }
+        }
+        // SAFETY: forwarded request; dlmalloc accepts any size and power-of-two alignment.
+        let block = unsafe {
+            if zeroed {
+                self.dl.calloc(size, align)
+            } else {
+                self.dl.malloc(size, align)
+            }
+        };
+        if F::ENABLED && !block.is_null() {
+            self.front_open = false;
+        }
+        block
+    }
+
+    #[inline(always)]
+    unsafe fn free(&mut self, ptr: *mut u8) {
+        if F::ENABLED && self.front.owns(ptr) {
+            self.front.free(ptr);
+        } else {
+            // SAFETY: the caller passes a live pointer this heap's dlmalloc gave out.
+            unsafe { self.dl.c_free(ptr) }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn realloc(&mut self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if F::ENABLED && self.front.owns(ptr) {
+            if new_size <= self.front.cell_size(ptr) {
+                return ptr;
+            }
+            // SAFETY: a fresh block of `new_size > old size` bytes; the cell stays valid
+            // until freed below, so the copy reads live bytes.
+            unsafe {
+                let new = self.get(new_size, layout.align(), false);
+                if !new.is_null() {
+                    ptr::copy_nonoverlapping(ptr, new, layout.size());
+                    self.front.free(ptr);
+                }
+                return new;
+            }
+        }
+        if layout.align() <= MALLOC_ALIGN {
+            // SAFETY: `ptr` is a live dlmalloc block; dlmalloc keeps it on failure.
+            return unsafe { self.dl.c_realloc(ptr, new_size) };
+        }
+        // dlmalloc's own realloc only keeps the malloc alignment, so over-aligned blocks move.
+        // SAFETY: a fresh block, then the copy of the bytes both blocks hold, then the free.
+        unsafe {
+            let new = self.dl.malloc(new_size, layout.align());
+            if !new.is_null() {
+                ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dl.c_free(ptr);
+            }
+            new
+        }
+    }
+}
+
+// SAFETY: blocks come from the front's cells (each handed out once until freed) or from
+// dlmalloc, aligned as asked; frees and reallocs are routed to the part that gave them out.
+// Size-0 requests are served too (a unique pointer), beyond `GlobalAlloc`'s contract.
+unsafe impl<S: PageSource, F: Front> GlobalAlloc for Heap<S, F> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded under the lock.
+        self.with(|s| unsafe { s.get(layout.size(), layout.align(), false) })
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded under the lock.
+        self.with(|s| unsafe { s.get(layout.size(), layout.align(), true) })
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        // SAFETY: the caller's contract: `ptr` is live and came from this allocator.
+        self.with(|s| unsafe { s.free(ptr) })
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract: `ptr` is live with `layout`.
+        self.with(|s| unsafe { s.realloc(ptr, layout, new_size) })
+    }
+}

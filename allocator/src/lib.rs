@@ -1,0 +1,55 @@
+//! `galloc`, lab edition: the allocator Gear programs link, with its variants as cargo features.
+//!
+//! A drop-in replacement for Gear's `galloc` 2.0 (swap it in with
+//! `[patch.crates-io] galloc = { path = "allocator" }`). On `wasm32` it installs the
+//! `#[global_allocator]`; on the host it is an ordinary library so the very same algorithm can
+//! be tested against a simulated page source.
+//!
+//! The layers, bottom up:
+//! - [`source`]: where 64 KiB pages come from ([`source::PageSource`]): Gear's `alloc` /
+//!   `free_range` syscalls on Wasm, an arena on the host.
+//! - [`backend`]: `dlmalloc`'s platform boundary implemented over any page source, reusing the
+//!   part of `__heap_base`'s page that static data leaves free.
+//! - [`buffer`]: the static-buffer front of Gear's dlmalloc fork, with configurable cells.
+//! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front.
+//! - [`variant`]: which composition each cargo feature selects.
+//! - [`probe`]: a gas probe around any `GlobalAlloc` (feature `probe`).
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(not(target_family = "wasm"))]
+extern crate std;
+
+pub mod backend;
+pub mod buffer;
+pub mod heap;
+mod lock;
+pub mod prelude;
+pub mod probe;
+#[cfg(feature = "shipping")]
+mod shipping;
+pub mod source;
+pub mod variant;
+
+/// The allocator this build installs: the selected variant, wrapped in the gas probe when the
+/// `probe` feature is on.
+#[cfg(all(target_arch = "wasm32", not(feature = "probe")))]
+pub type Global = variant::Selected;
+/// The allocator this build installs: the selected variant, wrapped in the gas probe when the
+/// `probe` feature is on.
+#[cfg(all(target_arch = "wasm32", feature = "probe"))]
+pub type Global = probe::Probe<variant::Selected, probe::GearGas>;
+
+/// Global allocator instance, as Gear's `galloc` names it.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+pub static ALLOC: Global = {
+    #[cfg(not(feature = "probe"))]
+    {
+        variant::Selected::NEW
+    }
+    #[cfg(feature = "probe")]
+    {
+        probe::Probe::new(variant::Selected::NEW, probe::GearGas)
+    }
+};

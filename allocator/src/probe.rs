@@ -1,0 +1,305 @@
+//! A gas probe around any `GlobalAlloc` (feature `probe`).
+//!
+//! Each top-level `alloc`, `alloc_zeroed`, `realloc` and `dealloc` is bracketed by two reads
+//! of the gas counter; the difference, less the calibrated cost of the read itself, is
+//! recorded per operation as count, total, min, max and a fixed histogram. Nothing here
+//! allocates: the records live in the probe.
+//!
+//! Calibration: gas is deterministic, so the counter's own cost is measured, not assumed. Two
+//! back-to-back reads differ by exactly what one read adds inside a bracket (its syscall
+//! weight plus the instructions between); that difference is taken once, on the first
+//! operation, before any bracket, and subtracted from every record. The raw figures can be
+//! recovered as `total + count * calibration`.
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::cell::UnsafeCell;
+
+/// Reads the remaining gas (or fuel) of the running message.
+pub trait GasMeter {
+    /// Gas left now.
+    fn gas_available(&self) -> u64;
+}
+
+/// Gear's `gr_gas_available` syscall.
+#[derive(Clone, Copy, Default)]
+pub struct GearGas;
+
+#[cfg(target_arch = "wasm32")]
+impl GasMeter for GearGas {
+    #[inline(always)]
+    fn gas_available(&self) -> u64 {
+        let mut gas = 0u64;
+        // SAFETY: the syscall writes one u64 through the pointer, which is valid.
+        unsafe { gsys::gr_gas_available(&mut gas) };
+        gas
+    }
+}
+
+/// The allocator operations the probe tells apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Op {
+    /// `GlobalAlloc::alloc`.
+    Malloc = 0,
+    /// `GlobalAlloc::alloc_zeroed`.
+    Calloc = 1,
+    /// `GlobalAlloc::realloc`.
+    Realloc = 2,
+    /// `GlobalAlloc::dealloc`.
+    Free = 3,
+}
+
+impl Op {
+    /// Every op, in record order.
+    pub const ALL: [Op; 4] = [Op::Malloc, Op::Calloc, Op::Realloc, Op::Free];
+
+    /// The C name the reports use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Op::Malloc => "malloc",
+            Op::Calloc => "calloc",
+            Op::Realloc => "realloc",
+            Op::Free => "free",
+        }
+    }
+}
+
+/// Histogram buckets: two per power of two, so bucket `b` holds costs in
+/// `[bucket_floor(b), bucket_floor(b + 1))`; 64 buckets cover every cost below 2^32.
+pub const BUCKETS: usize = 64;
+
+/// The bucket a cost falls in: `2 * log2(cost)` plus one if the bit below the top is set.
+pub const fn bucket(cost: u64) -> usize {
+    if cost < 2 {
+        return cost as usize;
+    }
+    let top = 63 - cost.leading_zeros() as usize;
+    let half = ((cost >> (top - 1)) & 1) as usize;
+    let b = 2 * top + half;
+    if b < BUCKETS {
+        b
+    } else {
+        BUCKETS - 1
+    }
+}
+
+/// The smallest cost in bucket `b`.
+pub const fn bucket_floor(b: usize) -> u64 {
+    if b < 2 {
+        return b as u64;
+    }
+    let top = b / 2;
+    (1u64 << top) | ((b as u64 & 1) << (top - 1))
+}
+
+/// Gas records of one operation, calibrated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpStats {
+    /// Calls recorded.
+    pub count: u64,
+    /// Sum of their costs.
+    pub total: u64,
+    /// Cheapest call (`u64::MAX` while `count` is 0).
+    pub min: u64,
+    /// Dearest call.
+    pub max: u64,
+    /// Calls per cost bucket (see [`bucket`]).
+    pub histogram: [u32; BUCKETS],
+}
+
+impl OpStats {
+    /// No calls recorded.
+    pub const EMPTY: OpStats = OpStats {
+        count: 0,
+        total: 0,
+        min: u64::MAX,
+        max: 0,
+        histogram: [0; BUCKETS],
+    };
+
+    #[inline(always)]
+    fn record(&mut self, cost: u64) {
+        self.count += 1;
+        self.total += cost;
+        self.min = self.min.min(cost);
+        self.max = self.max.max(cost);
+        let slot = &mut self.histogram[bucket(cost)];
+        *slot = slot.saturating_add(1);
+    }
+}
+
+/// Everything the probe has recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeStats {
+    /// Per op, indexed by `Op as usize`.
+    pub ops: [OpStats; 4],
+    /// Gas of one counter read as calibrated (0 before the first operation).
+    pub calibration: u64,
+}
+
+impl ProbeStats {
+    /// Nothing recorded, not calibrated.
+    pub const EMPTY: ProbeStats = ProbeStats {
+        ops: [OpStats::EMPTY; 4],
+        calibration: 0,
+    };
+
+    /// The records of `op`.
+    pub fn op(&self, op: Op) -> &OpStats {
+        &self.ops[op as usize]
+    }
+
+    /// Bytes of [`ProbeStats::to_bytes`].
+    pub const ENCODED_LEN: usize = 8 + 4 * (4 * 8 + BUCKETS * 4);
+
+    /// A fixed little-endian encoding for reading the records out of a program without
+    /// allocating: calibration, then per op count, total, min, max and the histogram.
+    pub fn to_bytes(&self) -> [u8; Self::ENCODED_LEN] {
+        let mut out = [0u8; Self::ENCODED_LEN];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        put(&self.calibration.to_le_bytes());
+        for op in &self.ops {
+            for word in [op.count, op.total, op.min, op.max] {
+                put(&word.to_le_bytes());
+            }
+            for slot in &op.histogram {
+                put(&slot.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Decodes [`ProbeStats::to_bytes`]; `None` if `bytes` has the wrong length.
+    pub fn from_bytes(bytes: &[u8]) -> Option<ProbeStats> {
+        if bytes.len() != Self::ENCODED_LEN {
+            return None;
+        }
+        let mut rest = bytes;
+        let mut take = |n: usize| {
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            head
+        };
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        let mut stats = ProbeStats::EMPTY;
+        stats.calibration = word(take(8));
+        for op in &mut stats.ops {
+            op.count = word(take(8));
+            op.total = word(take(8));
+            op.min = word(take(8));
+            op.max = word(take(8));
+            for slot in &mut op.histogram {
+                *slot = u32::from_le_bytes(take(4).try_into().expect("4 bytes"));
+            }
+        }
+        Some(stats)
+    }
+}
+
+/// Wraps allocator `A`, recording the gas of each call read through meter `M`.
+pub struct Probe<A, M> {
+    inner: A,
+    meter: M,
+    stats: UnsafeCell<ProbeStats>,
+}
+
+// SAFETY: Gear programs are single-threaded; the records are only touched by one call at a
+// time there. Off Wasm the probe is not `Sync`, so it cannot be shared between threads.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+unsafe impl<A: Sync, M: Sync> Sync for Probe<A, M> {}
+
+impl<A, M> Probe<A, M> {
+    /// A probe with nothing recorded.
+    pub const fn new(inner: A, meter: M) -> Self {
+        Probe {
+            inner,
+            meter,
+            stats: UnsafeCell::new(ProbeStats::EMPTY),
+        }
+    }
+
+    /// The wrapped allocator.
+    pub fn inner(&self) -> &A {
+        &self.inner
+    }
+
+    /// A copy of the records so far.
+    pub fn stats(&self) -> ProbeStats {
+        // SAFETY: single-threaded use (see the `Sync` impl); no `&mut` is live here.
+        unsafe { *self.stats.get() }
+    }
+
+    /// The records so far, then starts afresh, keeping the calibration (for per-message
+    /// readings).
+    pub fn take(&self) -> ProbeStats {
+        // SAFETY: as in `stats`.
+        unsafe {
+            let stats = &mut *self.stats.get();
+            let taken = *stats;
+            *stats = ProbeStats {
+                calibration: taken.calibration,
+                ..ProbeStats::EMPTY
+            };
+            taken
+        }
+    }
+}
+
+impl<A: GlobalAlloc, M: GasMeter> Probe<A, M> {
+    /// Runs `f` between two counter reads and records its calibrated cost as `op`.
+    #[inline(always)]
+    fn measure<R>(&self, op: Op, f: impl FnOnce() -> R) -> R {
+        // SAFETY: as in `stats`; the inner allocator never calls back into the probe.
+        let stats = unsafe { &mut *self.stats.get() };
+        if stats.calibration == 0 {
+            let first = self.meter.gas_available();
+            let second = self.meter.gas_available();
+            // A read costs at least one unit on every meter, so 0 means "not yet".
+            stats.calibration = first.saturating_sub(second).max(1);
+        }
+        let before = self.meter.gas_available();
+        let result = f();
+        let after = self.meter.gas_available();
+        let cost = before
+            .saturating_sub(after)
+            .saturating_sub(stats.calibration);
+        stats.ops[op as usize].record(cost);
+        result
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to `A`; the probe only reads the meter around it.
+unsafe impl<A: GlobalAlloc, M: GasMeter> GlobalAlloc for Probe<A, M> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        self.measure(Op::Malloc, || unsafe { self.inner.alloc(layout) })
+    }
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        self.measure(Op::Calloc, || unsafe { self.inner.alloc_zeroed(layout) })
+    }
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        self.measure(Op::Free, || unsafe { self.inner.dealloc(ptr, layout) })
+    }
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        self.measure(Op::Realloc, || unsafe {
+            self.inner.realloc(ptr, layout, new_size)
+        })
+    }
+}
+
+/// The records of this program's global allocator.
+#[cfg(all(target_arch = "wasm32", feature = "probe"))]
+pub fn global() -> &'static crate::Global {
+    &crate::ALLOC
+}

@@ -1,0 +1,44 @@
+//! Where pages come from: the one boundary between the allocator algorithms and the platform.
+//!
+//! Gear forbids `memory.grow`; a program asks the runtime for 64 KiB pages with the `alloc`
+//! syscall and returns them with `free_range`. [`PageSource`] is that interface, implemented
+//! over the real syscalls on Wasm ([`GearPages`]) and over an arena on the host
+//! ([`HostPages`]), so the same allocator code runs in both.
+
+#[cfg(target_arch = "wasm32")]
+mod gear;
+#[cfg(not(target_family = "wasm"))]
+mod host;
+
+#[cfg(target_arch = "wasm32")]
+pub use gear::GearPages;
+#[cfg(not(target_family = "wasm"))]
+pub use host::{HostConfig, HostPages};
+
+/// Size of one Wasm (and Gear) memory page in bytes.
+pub const PAGE_SIZE: usize = 64 * 1024;
+
+/// A supplier of 64 KiB pages with the semantics of Gear's `alloc` / `free_range` syscalls.
+///
+/// # Safety
+/// `alloc` must return pages that are not in use by anyone else until they are passed back
+/// through `free_range`, each page `p` spanning `page_addr(p) .. page_addr(p) + PAGE_SIZE`;
+/// `heap_base..` up to the end of its page must be memory nobody else uses.
+pub unsafe trait PageSource: Send {
+    /// Allocates `count` contiguous pages and returns the number of the first, or `None` when
+    /// the source has no such run left.
+    fn alloc(&self, count: u32) -> Option<u32>;
+
+    /// Returns pages `first..=last` (inclusive, as Gear's `free_range`). Returns `false` when the
+    /// source refused and the pages are still allocated.
+    fn free_range(&self, first: u32, last: u32) -> bool;
+
+    /// The first byte the program's static data leaves free (the linker's `__heap_base`).
+    fn heap_base(&self) -> *mut u8;
+
+    /// The address of page `page`'s first byte.
+    fn page_addr(&self, page: u32) -> *mut u8;
+
+    /// The number of the page holding `addr`.
+    fn page_of(&self, addr: *const u8) -> u32;
+}

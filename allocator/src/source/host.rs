@@ -1,0 +1,188 @@
+//! Simulated Gear memory on the host, so the allocator's own code runs in ordinary tests.
+//!
+//! An arena of `max_pages` 64 KiB pages is reserved up front; the first `static_pages` hold the
+//! "program's static data" with `__heap_base` inside the last of them, as a linked Gear program
+//! has. `alloc` is first-fit from the lowest free page and `free_range` forgets pages without
+//! clearing them, as Gear's allocation context does within a message.
+
+use super::{PageSource, PAGE_SIZE};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::vec::Vec;
+
+/// The shape of the simulated memory.
+#[derive(Clone, Copy, Debug)]
+pub struct HostConfig {
+    /// Pages in the whole memory (Gear's limit is 512, i.e. 32 MiB).
+    pub max_pages: u32,
+    /// Pages taken by static data; `alloc` never returns them.
+    pub static_pages: u32,
+    /// Bytes between `__heap_base` and the end of the last static page: the tail the
+    /// allocator may reuse (0 = the heap base is page-aligned).
+    pub heap_tail: usize,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        // Two static pages with the heap base part-way into the second one, as in a small
+        // gstd program.
+        HostConfig {
+            max_pages: 512,
+            static_pages: 2,
+            heap_tail: 0xa5d0,
+        }
+    }
+}
+
+struct PageMap {
+    used: Vec<bool>,
+    in_use: u32,
+    peak: u32,
+    /// Pages `alloc` may hand out in total; lets tests run the source dry.
+    budget: u32,
+    alloc_calls: u64,
+    free_calls: u64,
+}
+
+struct Arena {
+    base: *mut u8,
+    layout: Layout,
+    config: HostConfig,
+    map: Mutex<PageMap>,
+}
+
+// SAFETY: the arena memory is owned by this value and freed only on drop; the raw pointer is
+// an address, and the page map is behind a mutex.
+unsafe impl Send for Arena {}
+// SAFETY: as above; shared access only reads `base`, `layout` and `config`.
+unsafe impl Sync for Arena {}
+
+/// An arena of simulated Gear pages. Clones are handles to the same arena, so a test can
+/// inspect the pages an allocator holds.
+#[derive(Clone)]
+pub struct HostPages(Arc<Arena>);
+
+impl HostPages {
+    /// Reserves the arena. Panics if the configuration is impossible or the host is out of
+    /// memory (a test set-up error, not an allocator outcome).
+    pub fn new(config: HostConfig) -> Self {
+        assert!(config.static_pages >= 1 && config.static_pages < config.max_pages);
+        assert!(config.heap_tail < PAGE_SIZE);
+        let layout = Layout::from_size_align(config.max_pages as usize * PAGE_SIZE, PAGE_SIZE)
+            .expect("host arena layout");
+        // SAFETY: the layout has a non-zero size.
+        let base = unsafe { alloc_zeroed(layout) };
+        assert!(!base.is_null(), "host arena of {} bytes", layout.size());
+        let mut used = std::vec![false; config.max_pages as usize];
+        used[..config.static_pages as usize].fill(true);
+        HostPages(Arc::new(Arena {
+            base,
+            layout,
+            config,
+            map: Mutex::new(PageMap {
+                used,
+                in_use: 0,
+                peak: 0,
+                budget: u32::MAX,
+                alloc_calls: 0,
+                free_calls: 0,
+            }),
+        }))
+    }
+
+    fn map(&self) -> MutexGuard<'_, PageMap> {
+        // A panic while holding the map leaves it consistent (updates are single statements
+        // after the checks), so a poisoned lock is still usable.
+        self.0
+            .map
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Pages currently handed out by `alloc`.
+    pub fn pages_in_use(&self) -> u32 {
+        self.map().in_use
+    }
+
+    /// The most pages handed out at once.
+    pub fn peak_pages(&self) -> u32 {
+        self.map().peak
+    }
+
+    /// Calls of `alloc` and `free_range` so far.
+    pub fn calls(&self) -> (u64, u64) {
+        let map = self.map();
+        (map.alloc_calls, map.free_calls)
+    }
+
+    /// Limits how many pages may be in use at once from now on (`u32::MAX` = no limit beyond
+    /// the memory size), to run the source dry on purpose.
+    pub fn set_budget(&self, pages: u32) {
+        self.map().budget = pages;
+    }
+
+    /// The configuration this arena was made with.
+    pub fn config(&self) -> HostConfig {
+        self.0.config
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout and never freed elsewhere.
+        unsafe { dealloc(self.base, self.layout) }
+    }
+}
+
+// SAFETY: pages are tracked in `used`; a page is handed out only while unused, addresses are
+// inside the arena, and the heap-base tail lies in a static page `alloc` never returns.
+unsafe impl PageSource for HostPages {
+    fn alloc(&self, count: u32) -> Option<u32> {
+        let mut map = self.map();
+        map.alloc_calls += 1;
+        if count == 0 || map.in_use.checked_add(count)? > map.budget {
+            return None;
+        }
+        let count = count as usize;
+        let mut run = 0;
+        for page in self.0.config.static_pages as usize..self.0.config.max_pages as usize {
+            run = if map.used[page] { 0 } else { run + 1 };
+            if run == count {
+                let first = page + 1 - count;
+                map.used[first..=page].fill(true);
+                map.in_use += count as u32;
+                map.peak = map.peak.max(map.in_use);
+                return Some(first as u32);
+            }
+        }
+        None
+    }
+
+    fn free_range(&self, first: u32, last: u32) -> bool {
+        let mut map = self.map();
+        map.free_calls += 1;
+        if first < self.0.config.static_pages || last >= self.0.config.max_pages || first > last {
+            return false;
+        }
+        for page in first..=last {
+            // As on Gear, freeing a page that is not allocated is not an error.
+            if std::mem::replace(&mut map.used[page as usize], false) {
+                map.in_use -= 1;
+            }
+        }
+        true
+    }
+
+    fn heap_base(&self) -> *mut u8 {
+        self.page_addr(self.0.config.static_pages)
+            .wrapping_sub(self.0.config.heap_tail)
+    }
+
+    fn page_addr(&self, page: u32) -> *mut u8 {
+        self.0.base.wrapping_add(page as usize * PAGE_SIZE)
+    }
+
+    fn page_of(&self, addr: *const u8) -> u32 {
+        ((addr as usize - self.0.base as usize) / PAGE_SIZE) as u32
+    }
+}

@@ -1,0 +1,231 @@
+//! Which allocator each variant feature selects.
+//!
+//! `variants/` is the registry that names every variant for the tools; this module is the code
+//! behind each name. Exactly one variant feature may be on. With none, `static-buffer` (Gear's
+//! current design) is used: there is no cargo `default` variant because gstd depends on galloc
+//! with default features on, and a variant in `default` could never be switched off.
+
+use crate::buffer::{CellClass, CellLayout};
+
+/// Fails the build, naming both features, when two variant features are on.
+macro_rules! at_most_one_variant {
+    ($first:literal $(, $rest:literal)* $(,)?) => {
+        $(
+            #[cfg(all(feature = $first, feature = $rest))]
+            compile_error!(concat!(
+                "galloc: variant features `", $first, "` and `", $rest, "` are both enabled; ",
+                "enable exactly one variant feature (none means `static-buffer`)",
+            ));
+        )*
+        at_most_one_variant!($($rest),*);
+    };
+    () => {};
+}
+
+at_most_one_variant!(
+    "static-buffer",
+    "no-buffer",
+    "doubled-buffer",
+    "multi-buffers",
+    "shipping",
+);
+
+/// The cells of Gear's dlmalloc fork on wasm32: 8, 8, 48, 48 and 64 bytes.
+pub struct CurrentCells;
+impl CellLayout for CurrentCells {
+    const CLASSES: &'static [CellClass] = &[
+        CellClass { size: 8, count: 2 },
+        CellClass { size: 48, count: 2 },
+        CellClass { size: 64, count: 1 },
+    ];
+}
+
+/// Every cell of [`CurrentCells`] twice (the 2023 study's "doubled buffer").
+pub struct DoubledCells;
+impl CellLayout for DoubledCells {
+    const CLASSES: &'static [CellClass] = &[
+        CellClass { size: 8, count: 4 },
+        CellClass { size: 48, count: 4 },
+        CellClass { size: 64, count: 2 },
+    ];
+}
+
+/// The 2023 study's "multiple buffers": its sizes "1, 2, 4, 6, 8, 32" read as multiples of
+/// the 8-byte alignment, i.e. 8 B ×2, 16 B ×2, 32 B ×4, 48 B ×4, 64 B ×8 and 256 B ×4.
+pub struct MultiCells;
+impl CellLayout for MultiCells {
+    const CLASSES: &'static [CellClass] = &[
+        CellClass { size: 8, count: 2 },
+        CellClass { size: 16, count: 2 },
+        CellClass { size: 32, count: 4 },
+        CellClass { size: 48, count: 4 },
+        CellClass { size: 64, count: 8 },
+        CellClass {
+            size: 256,
+            count: 4,
+        },
+    ];
+}
+
+// One `active` module per variant: its id, its front and its cells.
+
+#[cfg(not(any(
+    feature = "no-buffer",
+    feature = "doubled-buffer",
+    feature = "multi-buffers",
+    feature = "shipping"
+)))]
+mod active {
+    use super::CurrentCells as Cells;
+    use crate::buffer::{CellClass, CellLayout, StaticBuffer};
+    pub const ID: &str = "static-buffer";
+    pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
+    pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
+}
+
+#[cfg(feature = "no-buffer")]
+mod active {
+    use crate::buffer::{CellClass, NoBuffer};
+    pub const ID: &str = "no-buffer";
+    pub const CELLS: Option<&[CellClass]> = Some(&[]);
+    pub type Front = NoBuffer;
+}
+
+#[cfg(feature = "doubled-buffer")]
+mod active {
+    use super::DoubledCells as Cells;
+    use crate::buffer::{CellClass, CellLayout, StaticBuffer};
+    pub const ID: &str = "doubled-buffer";
+    pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
+    pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
+}
+
+#[cfg(feature = "multi-buffers")]
+mod active {
+    use super::MultiCells as Cells;
+    use crate::buffer::{CellClass, CellLayout, StaticBuffer};
+    pub const ID: &str = "multi-buffers";
+    pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
+    pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
+}
+
+#[cfg(feature = "shipping")]
+mod active {
+    use crate::buffer::CellClass;
+    pub const ID: &str = "shipping";
+    /// gear-dlmalloc's cells exist but are private: its pointers cannot be told apart.
+    pub const CELLS: Option<&[CellClass]> = None;
+}
+
+/// The lab's own variants: dlmalloc on Gear pages behind the variant's front.
+#[cfg(not(feature = "shipping"))]
+mod built {
+    use super::active::Front;
+
+    /// The selected allocator on Gear.
+    #[cfg(target_arch = "wasm32")]
+    pub type Selected = crate::heap::Heap<crate::source::GearPages, Front>;
+    #[cfg(target_arch = "wasm32")]
+    impl Selected {
+        /// The instance a `static` starts as.
+        pub const NEW: Self = crate::heap::Heap::new(crate::source::GearPages);
+    }
+
+    /// The selected allocator on the host, over simulated Gear pages.
+    #[cfg(not(target_family = "wasm"))]
+    pub type Host = crate::heap::Heap<crate::source::HostPages, Front>;
+
+    #[cfg(not(target_family = "wasm"))]
+    pub fn host(
+        config: crate::source::HostConfig,
+    ) -> (std::boxed::Box<Host>, Option<crate::source::HostPages>) {
+        let pages = crate::source::HostPages::new(config);
+        (std::boxed::Box::new(Host::new(pages.clone())), Some(pages))
+    }
+
+    #[cfg(not(target_family = "wasm"))]
+    pub fn in_buffer(host: &Host, ptr: *const u8) -> Option<bool> {
+        Some(host.in_buffer(ptr))
+    }
+}
+
+/// The shipped allocator, unchanged.
+#[cfg(feature = "shipping")]
+mod built {
+    pub use crate::shipping::Shipping as Selected;
+    #[cfg(not(target_family = "wasm"))]
+    pub use crate::shipping::Shipping as Host;
+
+    /// gear-dlmalloc's own global instance over `mmap`: it has no page-source hook, so the
+    /// configuration does not apply and its pages cannot be inspected.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn host(
+        _config: crate::source::HostConfig,
+    ) -> (std::boxed::Box<Host>, Option<crate::source::HostPages>) {
+        (std::boxed::Box::new(Host::NEW), None)
+    }
+
+    #[cfg(not(target_family = "wasm"))]
+    pub fn in_buffer(_host: &Host, _ptr: *const u8) -> Option<bool> {
+        None
+    }
+}
+
+/// The id of the selected variant, as `variants/` names it.
+pub const ID: &str = active::ID;
+
+/// The static-buffer cells of the selected variant (empty without a buffer; `None` when they
+/// are not the lab's to inspect, as in `shipping`).
+pub const CELLS: Option<&[CellClass]> = active::CELLS;
+
+/// The selected allocator as a Gear program links it.
+#[cfg(any(target_arch = "wasm32", feature = "shipping"))]
+pub use built::Selected;
+
+/// The selected variant on the host, for tests: a `GlobalAlloc` plus what can be inspected.
+#[cfg(not(target_family = "wasm"))]
+pub struct HostAlloc {
+    alloc: std::boxed::Box<built::Host>,
+    pages: Option<crate::source::HostPages>,
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl HostAlloc {
+    /// A fresh instance of the selected variant over simulated memory shaped by `config`
+    /// (`shipping` uses gear-dlmalloc's own global instance and ignores `config`).
+    pub fn new(config: crate::source::HostConfig) -> Self {
+        let (alloc, pages) = built::host(config);
+        HostAlloc { alloc, pages }
+    }
+
+    /// Whether `ptr` is a static-buffer cell; `None` if the allocator cannot tell.
+    pub fn in_buffer(&self, ptr: *const u8) -> Option<bool> {
+        built::in_buffer(&self.alloc, ptr)
+    }
+
+    /// The simulated page source; `None` for `shipping`, which has its own.
+    pub fn pages(&self) -> Option<&crate::source::HostPages> {
+        self.pages.as_ref()
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+// SAFETY: every call is forwarded unchanged to the selected allocator.
+unsafe impl core::alloc::GlobalAlloc for HostAlloc {
+    unsafe fn alloc(&self, layout: core::alloc::Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.alloc.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: core::alloc::Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.alloc.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: core::alloc::Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.alloc.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: core::alloc::Layout, size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.alloc.realloc(ptr, layout, size) }
+    }
+}

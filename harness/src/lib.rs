@@ -1,0 +1,1 @@
+//! The galloc lab harness: builds programs per variant and measures them.

@@ -1,0 +1,168 @@
+//! The registry of allocator variants: id, cargo feature, label and origin of each.
+//!
+//! Adding a variant means one entry here and its code behind a feature in `allocator/`
+//! (`tests/features.rs` fails until both agree).
+
+use serde::Serialize;
+use std::fmt;
+
+/// Where a variant's design comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// What galloc 2.0 ships today.
+    Shipping,
+    /// The 2023 static-buffer study.
+    Study2023,
+    /// The 2025 upstream-dlmalloc study.
+    Study2025,
+    /// Designed in this lab.
+    Lab,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::Shipping => "shipping",
+            Origin::Study2023 => "2023 study",
+            Origin::Study2025 => "2025 study",
+            Origin::Lab => "lab",
+        })
+    }
+}
+
+/// One allocator variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    /// Stable id used on the command line, in file names and in results.
+    pub id: &'static str,
+    /// The `galloc` cargo feature that selects it.
+    pub feature: &'static str,
+    /// Short label for tables and chart legends.
+    pub label: &'static str,
+    /// Where the design comes from.
+    pub origin: Origin,
+    /// One line on what it changes.
+    pub summary: &'static str,
+}
+
+/// Every variant, the reference first; reports keep this order (and chart colours follow it).
+pub const VARIANTS: &[Variant] = &[
+    Variant {
+        id: "shipping",
+        feature: "shipping",
+        label: "shipping (gear-dlmalloc 0.2.1)",
+        origin: Origin::Shipping,
+        summary:
+            "What galloc 2.0 ships: Gear's dlmalloc fork with its static buffer; the reference.",
+    },
+    Variant {
+        id: "static-buffer",
+        feature: "static-buffer",
+        label: "static buffer",
+        origin: Origin::Study2023,
+        summary:
+            "Upstream dlmalloc on Gear pages with the fork's buffer of 8, 8, 48, 48, 64 B cells \
+                  in front while the heap is empty (the 2023 study's \"current\").",
+    },
+    Variant {
+        id: "no-buffer",
+        feature: "no-buffer",
+        label: "no buffer",
+        origin: Origin::Study2023,
+        summary: "The same allocator without the static buffer.",
+    },
+    Variant {
+        id: "doubled-buffer",
+        feature: "doubled-buffer",
+        label: "doubled buffer",
+        origin: Origin::Study2023,
+        summary: "Every buffer cell doubled in count: 4 × 8 B, 4 × 48 B, 2 × 64 B.",
+    },
+    Variant {
+        id: "multi-buffers",
+        feature: "multi-buffers",
+        label: "multiple buffers",
+        origin: Origin::Study2023,
+        summary: "Cells of 8 B ×2, 16 B ×2, 32 B ×4, 48 B ×4, 64 B ×8, 256 B ×4 (the study's \
+                  \"1, 2, 4, 6, 8, 32\" as multiples of the 8-byte alignment).",
+    },
+];
+
+/// The id every other variant is compared with.
+pub const REFERENCE: &str = "shipping";
+
+/// The variant used when no variant feature is enabled.
+pub const DEFAULT: &str = "static-buffer";
+
+/// A variant id that is not in the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVariant(pub String);
+
+impl fmt::Display for UnknownVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known: Vec<&str> = VARIANTS.iter().map(|v| v.id).collect();
+        write!(
+            f,
+            "unknown variant `{}`; known variants: {} (see variants/src/lib.rs)",
+            self.0,
+            known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownVariant {}
+
+/// The variant with id `id`.
+pub fn find(id: &str) -> Result<&'static Variant, UnknownVariant> {
+    VARIANTS
+        .iter()
+        .find(|v| v.id == id)
+        .ok_or_else(|| UnknownVariant(id.to_owned()))
+}
+
+/// The variants named in a comma-separated list (`all` or empty = every variant), in
+/// registry order, without duplicates.
+pub fn select(list: &str) -> Result<Vec<&'static Variant>, UnknownVariant> {
+    let wanted: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if wanted.is_empty() || wanted == ["all"] {
+        return Ok(VARIANTS.iter().collect());
+    }
+    for id in &wanted {
+        find(id)?;
+    }
+    Ok(VARIANTS.iter().filter(|v| wanted.contains(&v.id)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_reference_and_default_exist() {
+        for (i, a) in VARIANTS.iter().enumerate() {
+            assert!(VARIANTS[i + 1..].iter().all(|b| b.id != a.id), "{}", a.id);
+        }
+        assert_eq!(VARIANTS[0].id, REFERENCE);
+        find(DEFAULT).unwrap();
+    }
+
+    #[test]
+    fn select_keeps_registry_order_and_names_unknown_ids() {
+        let picked = select("no-buffer, shipping,no-buffer").unwrap();
+        assert_eq!(
+            picked.iter().map(|v| v.id).collect::<Vec<_>>(),
+            ["shipping", "no-buffer"]
+        );
+        assert_eq!(select("all").unwrap().len(), VARIANTS.len());
+        let err = select("no-buffer,bogus").unwrap_err().to_string();
+        assert!(
+            err.starts_with("unknown variant `bogus`; known variants: shipping, "),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,59 @@
+//! The registry and the allocator's cargo features must name the same variants.
+
+use galloc_variants::{DEFAULT, VARIANTS};
+use std::collections::BTreeSet;
+
+/// Allocator features that are not variants, each for a reason.
+const NOT_VARIANTS: &[&str] = &[
+    "default", // empty on purpose: gstd enables galloc's default features
+    "probe",   // orthogonal: wraps whichever variant is selected
+    "debug",   // gstd's `debug` forwards here; must not change the allocator
+];
+
+#[test]
+fn registry_matches_allocator_features() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../allocator/Cargo.toml");
+    let manifest: toml::Table = std::fs::read_to_string(path)
+        .expect("read allocator/Cargo.toml")
+        .parse()
+        .expect("parse allocator/Cargo.toml");
+    let features = manifest["features"].as_table().expect("[features] table");
+
+    let declared: BTreeSet<&str> = features
+        .keys()
+        .map(String::as_str)
+        .filter(|f| !NOT_VARIANTS.contains(f))
+        .collect();
+    let registered: BTreeSet<&str> = VARIANTS.iter().map(|v| v.feature).collect();
+    assert_eq!(
+        declared, registered,
+        "allocator/Cargo.toml variant features vs variants/src/lib.rs"
+    );
+    for f in NOT_VARIANTS {
+        assert!(features.contains_key(*f), "allocator feature `{f}` missing");
+    }
+    assert_eq!(
+        features["default"].as_array().map(Vec::len),
+        Some(0),
+        "the default variant ({DEFAULT}) is chosen by absence, not by cargo's `default`"
+    );
+}
+
+#[test]
+fn allocator_source_names_the_same_variants() {
+    // The compile-time exclusivity check lists every variant feature; one missing there would
+    // let two variants be enabled at once unnoticed.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../allocator/src/variant.rs");
+    let source = std::fs::read_to_string(path).expect("read allocator/src/variant.rs");
+    let start = source
+        .find("at_most_one_variant!(\n")
+        .expect("exclusivity check");
+    let list = &source[start..start + source[start..].find(");").expect("end of list")];
+    for v in VARIANTS {
+        assert!(
+            list.contains(&format!("\"{}\"", v.feature)),
+            "`{}` missing from at_most_one_variant! in allocator/src/variant.rs",
+            v.feature
+        );
+    }
+}
