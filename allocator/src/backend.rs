@@ -37,7 +37,7 @@ impl<S: PageSource> PageBackend<S> {
         let base = self.source.heap_base();
         let start = base.wrapping_add(base.align_offset(REGION_ALIGN));
         let page_end = self.source.page_addr(self.source.page_of(base) + 1);
-        if (base as usize) % PAGE_SIZE == 0 || start >= page_end {
+        if (base as usize).is_multiple_of(PAGE_SIZE) || start >= page_end {
             return (ptr::null_mut(), 0);
         }
         (start, page_end as usize - start as usize)

@@ -46,10 +46,10 @@ pub type Global = probe::Probe<variant::Selected, probe::GearGas>;
 pub static ALLOC: Global = {
     #[cfg(not(feature = "probe"))]
     {
-        variant::Selected::NEW
+        variant::selected()
     }
     #[cfg(feature = "probe")]
     {
-        probe::Probe::new(variant::Selected::NEW, probe::GearGas)
+        probe::Probe::new(variant::selected(), probe::GearGas)
     }
 };

@@ -303,3 +303,136 @@ unsafe impl<A: GlobalAlloc, M: GasMeter> GlobalAlloc for Probe<A, M> {
 pub fn global() -> &'static crate::Global {
     &crate::ALLOC
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A gas counter shared by the fake meter and the fake allocator.
+    #[derive(Clone)]
+    struct Counter(Rc<Cell<u64>>);
+    impl Counter {
+        fn burn(&self, gas: u64) {
+            self.0.set(self.0.get() - gas);
+        }
+    }
+
+    /// Each read costs `READ` gas, charged before the value is taken (as a syscall is).
+    const READ: u64 = 1_008;
+    struct FakeMeter(Counter);
+    impl GasMeter for FakeMeter {
+        fn gas_available(&self) -> u64 {
+            self.0.burn(READ);
+            self.0 .0.get()
+        }
+    }
+
+    /// Burns a scripted amount per call and returns a dangling pointer.
+    struct FakeAlloc {
+        gas: Counter,
+        costs: Cell<&'static [u64]>,
+    }
+    unsafe impl GlobalAlloc for FakeAlloc {
+        unsafe fn alloc(&self, _: Layout) -> *mut u8 {
+            self.step()
+        }
+        unsafe fn dealloc(&self, _: *mut u8, _: Layout) {
+            self.step();
+        }
+        unsafe fn alloc_zeroed(&self, _: Layout) -> *mut u8 {
+            self.step()
+        }
+        unsafe fn realloc(&self, _: *mut u8, _: Layout, _: usize) -> *mut u8 {
+            self.step()
+        }
+    }
+    impl FakeAlloc {
+        fn step(&self) -> *mut u8 {
+            let (first, rest) = self.costs.get().split_first().expect("scripted cost");
+            self.gas.burn(*first);
+            self.costs.set(rest);
+            core::ptr::NonNull::dangling().as_ptr()
+        }
+    }
+
+    fn probe(costs: &'static [u64]) -> Probe<FakeAlloc, FakeMeter> {
+        let gas = Counter(Rc::new(Cell::new(1 << 40)));
+        let inner = FakeAlloc {
+            gas: gas.clone(),
+            costs: Cell::new(costs),
+        };
+        Probe::new(inner, FakeMeter(gas))
+    }
+
+    #[test]
+    fn records_exact_calibrated_costs_per_op() {
+        let p = probe(&[500, 700, 300, 9_000, 40, 1]);
+        let l = Layout::new::<u64>();
+        // SAFETY: the fake allocator never dereferences anything.
+        unsafe {
+            let x = p.alloc(l);
+            p.alloc(l);
+            p.dealloc(x, l);
+            p.realloc(x, l, 64);
+            p.alloc_zeroed(l);
+            p.dealloc(x, l);
+        }
+        let s = p.stats();
+        assert_eq!(s.calibration, READ);
+        let m = s.op(Op::Malloc);
+        assert_eq!((m.count, m.total, m.min, m.max), (2, 1_200, 500, 700));
+        let f = s.op(Op::Free);
+        assert_eq!((f.count, f.total, f.min, f.max), (2, 301, 1, 300));
+        assert_eq!(s.op(Op::Realloc).total, 9_000);
+        assert_eq!(s.op(Op::Calloc).total, 40);
+        assert_eq!(m.histogram[bucket(500)] + m.histogram[bucket(700)], 2);
+        assert_eq!(m.histogram.iter().sum::<u32>(), 2);
+    }
+
+    #[test]
+    fn take_resets_records_but_keeps_the_calibration() {
+        let p = probe(&[10, 20]);
+        let l = Layout::new::<u8>();
+        // SAFETY: the fake allocator never dereferences anything.
+        unsafe { p.alloc(l) };
+        let first = p.take();
+        assert_eq!(first.op(Op::Malloc).count, 1);
+        assert_eq!(p.stats().op(Op::Malloc), &OpStats::EMPTY);
+        assert_eq!(p.stats().calibration, READ);
+        // SAFETY: as above.
+        unsafe { p.alloc(l) };
+        assert_eq!(p.stats().op(Op::Malloc).total, 20);
+    }
+
+    #[test]
+    fn buckets_split_each_power_of_two_in_halves() {
+        assert_eq!(
+            [bucket(0), bucket(1), bucket(2), bucket(3), bucket(4)],
+            [0, 1, 2, 3, 4]
+        );
+        assert_eq!([bucket(6), bucket(7), bucket(8)], [5, 5, 6]);
+        assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+        for b in 0..BUCKETS {
+            assert_eq!(bucket(bucket_floor(b)), b, "floor of bucket {b}");
+            if b + 1 < BUCKETS {
+                assert_eq!(bucket(bucket_floor(b + 1) - 1), b, "top of bucket {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn encoding_round_trips_and_rejects_wrong_lengths() {
+        let p = probe(&[123, 456_789]);
+        let l = Layout::new::<u8>();
+        // SAFETY: the fake allocator never dereferences anything.
+        unsafe {
+            p.alloc(l);
+            p.alloc_zeroed(l);
+        }
+        let bytes = p.stats().to_bytes();
+        assert_eq!(ProbeStats::from_bytes(&bytes), Some(p.stats()));
+        assert_eq!(ProbeStats::from_bytes(&bytes[1..]), None);
+    }
+}

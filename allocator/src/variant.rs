@@ -125,10 +125,10 @@ mod built {
     /// The selected allocator on Gear.
     #[cfg(target_arch = "wasm32")]
     pub type Selected = crate::heap::Heap<crate::source::GearPages, Front>;
+    /// The instance a `static` starts as.
     #[cfg(target_arch = "wasm32")]
-    impl Selected {
-        /// The instance a `static` starts as.
-        pub const NEW: Self = crate::heap::Heap::new(crate::source::GearPages);
+    pub const fn selected() -> Selected {
+        crate::heap::Heap::new(crate::source::GearPages)
     }
 
     /// The selected allocator on the host, over simulated Gear pages.
@@ -153,6 +153,11 @@ mod built {
 #[cfg(feature = "shipping")]
 mod built {
     pub use crate::shipping::Shipping as Selected;
+
+    /// The instance a `static` starts as.
+    pub const fn selected() -> Selected {
+        Selected::NEW
+    }
     #[cfg(not(target_family = "wasm"))]
     pub use crate::shipping::Shipping as Host;
 
@@ -180,7 +185,7 @@ pub const CELLS: Option<&[CellClass]> = active::CELLS;
 
 /// The selected allocator as a Gear program links it.
 #[cfg(any(target_arch = "wasm32", feature = "shipping"))]
-pub use built::Selected;
+pub use built::{selected, Selected};
 
 /// The selected variant on the host, for tests: a `GlobalAlloc` plus what can be inspected.
 #[cfg(not(target_family = "wasm"))]

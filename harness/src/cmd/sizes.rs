@@ -1,0 +1,137 @@
+//! `lab sizes`: each variant's allocator code size, and a check that it keeps Gear's rules.
+
+use anyhow::{bail, Result};
+use galloc_lab::build::{build, BuildRequest};
+use galloc_lab::results::{read_csv, write_csv, CodeSizeRow};
+use galloc_lab::wasm::{check_gear_rules, inspect};
+use galloc_lab::workspace::Workspace;
+use galloc_variants::{select, REFERENCE};
+
+/// The program that links the allocator alone.
+const PACKAGE: &str = "galloc-wasm-size";
+/// What the allocator may import from Gear: its page syscalls, and the gas counter with the
+/// probe.
+const IMPORTS: &[&str] = &["env.alloc", "env.free", "env.free_range"];
+const PROBE_IMPORTS: &[&str] = &["env.gr_gas_available"];
+const FILE: &str = "code-size.csv";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Comma-separated variant ids, or `all`.
+    #[arg(long, default_value = "all")]
+    variants: String,
+    /// Compare with the committed results/code-size.csv instead of rewriting it; fails if
+    /// any size or hash differs.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(ws: &Workspace, args: Args) -> Result<()> {
+    let variants = select(&args.variants)?;
+    let mut rows = Vec::new();
+    for variant in &variants {
+        for probe in [false, true] {
+            let req = BuildRequest {
+                package: PACKAGE,
+                variant,
+                probe,
+            };
+            eprint!("building {PACKAGE} for {:<24}", req.config());
+            let artifact = build(ws, req)?;
+            let info = inspect(&artifact.bytes).map_err(|e| {
+                e.context(format!("{} ({})", artifact.path.display(), req.config()))
+            })?;
+            let allowed: Vec<&str> = IMPORTS
+                .iter()
+                .chain(if probe { PROBE_IMPORTS } else { &[] })
+                .copied()
+                .collect();
+            check_gear_rules(&info, &allowed).map_err(|e| {
+                e.context(format!("{} breaks Gear's rules", artifact.path.display()))
+            })?;
+            eprintln!("{:>8} B ({} B code)", artifact.bytes.len(), info.code_bytes);
+            rows.push(CodeSizeRow {
+                package: PACKAGE.to_owned(),
+                variant: variant.id.to_owned(),
+                probe,
+                wasm_bytes: artifact.bytes.len() as u64,
+                code_bytes: info.code_bytes,
+                data_bytes: info.data_bytes,
+                imports: info.function_imports.join(";"),
+                sha256: artifact.sha256,
+            });
+        }
+    }
+    print_table(&rows);
+
+    let path = ws.results_dir().join(FILE);
+    if args.check {
+        let committed: Vec<CodeSizeRow> = read_csv(&path)?;
+        let moved: Vec<String> = rows
+            .iter()
+            .filter_map(|row| {
+                let old = committed
+                    .iter()
+                    .find(|c| c.variant == row.variant && c.probe == row.probe);
+                match old {
+                    Some(old) if old == row => None,
+                    Some(old) => Some(format!(
+                        "{}{}: {} B -> {} B",
+                        row.variant,
+                        if row.probe { "+probe" } else { "" },
+                        old.wasm_bytes,
+                        row.wasm_bytes
+                    )),
+                    None => Some(format!("{}: not in {FILE}", row.variant)),
+                }
+            })
+            .collect();
+        if !moved.is_empty() {
+            bail!(
+                "code size differs from results/{FILE}:\n  {}\nif the change is intended, \
+                 run `just sizes` and commit results/{FILE}",
+                moved.join("\n  ")
+            );
+        }
+        eprintln!("code sizes match results/{FILE}");
+    } else {
+        // Keep rows of variants not rebuilt this time (none if the file's format is older).
+        let mut all: Vec<CodeSizeRow> = match path.exists().then(|| read_csv(&path)) {
+            Some(Ok(rows)) => rows,
+            Some(Err(e)) => {
+                eprintln!("warning: replacing results/{FILE} whole: {e:#}");
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        all.retain(|old| !rows.iter().any(|r| r.variant == old.variant));
+        all.extend(rows);
+        let order = |id: &str| galloc_variants::VARIANTS.iter().position(|v| v.id == id);
+        all.sort_by_key(|r| (order(&r.variant), r.probe));
+        write_csv(&path, &all)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[CodeSizeRow]) {
+    let find = |id: &str, probe: bool| rows.iter().find(|r| r.variant == id && r.probe == probe);
+    let reference = find(REFERENCE, false);
+    println!(
+        "| variant | code bytes | vs {REFERENCE} | data bytes | .wasm bytes | .wasm with probe |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for row in rows.iter().filter(|r| !r.probe) {
+        let delta = reference.map_or("n/a".into(), |base| {
+            format!(
+                "{:+.1}%",
+                100.0 * (row.code_bytes as f64 / base.code_bytes as f64 - 1.0)
+            )
+        });
+        let probed = find(&row.variant, true).map_or("n/a".into(), |r| r.wasm_bytes.to_string());
+        println!(
+            "| {} | {} | {delta} | {} | {} | {probed} |",
+            row.variant, row.code_bytes, row.data_bytes, row.wasm_bytes
+        );
+    }
+}

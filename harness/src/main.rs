@@ -1,0 +1,36 @@
+//! `lab`: the galloc lab's command line. One file per subcommand under `cmd/`.
+
+mod cmd;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use galloc_lab::workspace::Workspace;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "lab",
+    about = "Builds Gear programs per allocator variant and measures them"
+)]
+struct Cli {
+    /// The lab's workspace (found from the current directory by default).
+    #[arg(long, global = true)]
+    workspace: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the allocator alone for every variant (with and without the probe), check it
+    /// keeps Gear's rules, and record its code size in results/code-size.csv.
+    Sizes(cmd::sizes::Args),
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let ws = Workspace::find(&cli.workspace.unwrap_or_else(|| PathBuf::from(".")))?;
+    match cli.command {
+        Command::Sizes(args) => cmd::sizes::run(&ws, args),
+    }
+}

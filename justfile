@@ -1,0 +1,37 @@
+# galloc lab: one recipe per job. `just` lists them; `just ready` is exactly what CI runs.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Every variant id, from the registry (variants/src/lib.rs), one per line.
+variants := `cargo run -q --locked -p galloc-variants --bin variants -- ids 2>/dev/null | tr '\n' ' ' || true`
+
+_default:
+    @just --list -u
+
+# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here).
+setup:
+    @rustup target list --installed | grep -qx wasm32v1-none || rustup target add wasm32v1-none
+
+# Regenerate the report (today: each variant's allocator code size, checked against Gear's rules).
+compare variants="all": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- sizes --variants {{variants}}
+
+# Rebuild every variant's allocator alone and rewrite results/code-size.csv.
+sizes variants="all": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- sizes --variants {{variants}}
+
+# Run all tests: unit tests, the stress suite and edge cases per variant, and the wasm builds.
+test: setup
+    cargo test -q --locked --workspace --exclude galloc
+    cargo test -q --locked -p galloc --lib
+    for v in {{variants}}; do echo "== galloc, variant $v"; cargo test -q --locked -p galloc --features "$v" --tests -- --nocapture; done
+    cargo run -q --locked -p galloc-lab --bin lab -- sizes --check
+
+# Format and lint: rustfmt, then clippy on the host and for every variant on wasm32v1-none.
+lint: setup
+    cargo fmt --all --check
+    cargo clippy -q --locked --workspace --all-targets -- -D warnings
+    for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
+
+# Exactly what CI runs.
+ready: lint test
