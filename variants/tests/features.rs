@@ -57,3 +57,16 @@ fn allocator_source_names_the_same_variants() {
         );
     }
 }
+
+#[test]
+fn readme_lists_every_variant() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme = std::fs::read_to_string(path).expect("read README.md");
+    for v in VARIANTS {
+        let row = format!(
+            "| `{}` | {} | {} | {} |",
+            v.id, v.label, v.origin, v.summary
+        );
+        assert!(readme.contains(&row), "README.md's variant table lacks or misstates:\n{row}\n(regenerate with `cargo run -p galloc-variants --bin variants -- table`)");
+    }
+}
