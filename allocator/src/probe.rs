@@ -304,6 +304,28 @@ pub fn global() -> &'static crate::Global {
     &crate::ALLOC
 }
 
+/// Gear's `state` entry point in probe builds: replies with the records so far
+/// ([`ProbeStats::to_bytes`]). A state read runs outside any message and its memory changes
+/// are discarded, so reading costs the measured messages nothing and resets nothing; the
+/// harness reads after each message and takes differences. (A program that defines `state`
+/// itself cannot be built with the probe: the symbol would be defined twice.)
+#[cfg(all(target_arch = "wasm32", feature = "probe"))]
+#[unsafe(no_mangle)]
+extern "C" fn state() {
+    let bytes = global().stats().to_bytes();
+    let mut error = gsys::ErrorWithHash::default();
+    // SAFETY: the syscall reads `bytes.len()` bytes from the buffer and writes the error
+    // through a valid pointer; a `u32::MAX` value pointer means "no value".
+    unsafe {
+        gsys::gr_reply(
+            bytes.as_ptr().cast(),
+            bytes.len() as u32,
+            u32::MAX as usize as *const u128,
+            &mut error,
+        )
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,19 +1,35 @@
 //! Builds a Wasm package once per allocator variant, as Gear programs are built.
 //!
+//! The cargo invocation repeats gear-wasm-builder 2.0's (`cargo rustc` for `wasm32v1-none`
+//! with its linker flags), and [`PostProcess::Gear`] applies the builder's own post-processing
+//! through its `gear-wasm-optimizer` crate: insert `__gear_stack_end`, strip custom sections
+//! and extra exports, then `wasm-opt -O4` — the `.opt.wasm` Gear programs deploy.
+//!
 //! Each (variant, probe) pair gets its own cargo target directory, so editing one variant
 //! rebuilds only that variant and cargo's own freshness check skips what is up to date. Paths
-//! are remapped so the bytes do not depend on where the repository or cargo's registry is
-//! checked out: sizes and hashes are comparable across machines.
+//! are remapped (our only addition to the builder's flags; it changes nothing but the text of
+//! panic locations) so the bytes do not depend on where the repository or cargo's registry
+//! is checked out: sizes and hashes are comparable across machines.
 
 use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
 use galloc_variants::Variant;
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The target Gear programs are built for.
 pub const TARGET: &str = "wasm32v1-none";
+
+/// What happens to the `.wasm` cargo produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostProcess {
+    /// Nothing: the linker's output as it is.
+    None,
+    /// gear-wasm-builder's post-processing, ending in `wasm-opt -O4` (needs Debian's
+    /// `binaryen`; `just setup` installs it).
+    Gear,
+}
 
 /// What to build.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +40,8 @@ pub struct BuildRequest<'a> {
     pub variant: &'static Variant,
     /// Whether to wrap the allocator in the gas probe.
     pub probe: bool,
+    /// What to do with the linker's output.
+    pub post: PostProcess,
 }
 
 impl BuildRequest<'_> {
@@ -40,7 +58,8 @@ impl BuildRequest<'_> {
 /// A built Wasm file.
 #[derive(Clone, Debug)]
 pub struct Artifact {
-    /// Collected copy under `target/artifacts/`.
+    /// Collected copy under `target/artifacts/<package>/`: `<config>.wasm`, or
+    /// `<config>.opt.wasm` after [`PostProcess::Gear`].
     pub path: PathBuf,
     /// The file's bytes.
     pub bytes: Vec<u8>,
@@ -48,7 +67,7 @@ pub struct Artifact {
     pub sha256: String,
 }
 
-/// Builds `req` in release mode for [`TARGET`] and collects the `.wasm`.
+/// Builds `req` in release mode for [`TARGET`] and collects (and post-processes) the `.wasm`.
 pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
     let target_dir = ws.target_dir(&config);
@@ -60,16 +79,14 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .map(PathBuf::from)
         .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .context("neither CARGO_HOME nor HOME is set")?;
-    // Gear imports memory from the runtime; paths are remapped for reproducible bytes.
-    let rustflags = [
-        "-C link-arg=--import-memory".to_owned(),
+    let remap = [
         format!("--remap-path-prefix={}=/lab", ws.root().display()),
         format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
     ]
     .join(" ");
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(ws.root())
-        .args(["build", "--release", "--quiet", "--locked", "--lib"])
+        .args(["rustc", "--release", "--quiet", "--locked", "--lib"])
         .args([
             "--package",
             req.package,
@@ -80,7 +97,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         ])
         .arg("--target-dir")
         .arg(&target_dir)
-        .env("RUSTFLAGS", rustflags)
+        .arg("--")
+        .args(builder_rustc_flags()?)
+        .env("RUSTFLAGS", remap)
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     let out = cmd
         .output()
@@ -106,14 +125,85 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     let dir = ws.artifacts_dir().join(req.package);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let path = dir.join(format!("{config}.wasm"));
-    std::fs::write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    let raw = dir.join(format!("{config}.wasm"));
+    let unchanged = std::fs::read(&raw).is_ok_and(|old| old == bytes);
+    if !unchanged {
+        std::fs::write(&raw, &bytes).with_context(|| format!("cannot write {}", raw.display()))?;
+    }
+    let path = match req.post {
+        PostProcess::None => raw,
+        PostProcess::Gear => {
+            let opt = dir.join(format!("{config}.opt.wasm"));
+            if !(unchanged && opt.is_file()) {
+                gear_post_process(&raw, &opt)?;
+            }
+            opt
+        }
+    };
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let sha256 = hex(&Sha256::digest(&bytes));
     Ok(Artifact {
         path,
         bytes,
         sha256,
     })
+}
+
+/// The flags gear-wasm-builder 2.0 passes to `rustc` for the program crate, by rustc version
+/// (`CargoCommand::new` in gear-wasm-optimizer).
+fn builder_rustc_flags() -> Result<Vec<&'static str>> {
+    let out = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .context("cannot run rustc")?;
+    let version = String::from_utf8_lossy(&out.stdout);
+    let minor: u32 = version
+        .split(['.', ' '])
+        .nth(2)
+        .and_then(|m| m.parse().ok())
+        .with_context(|| format!("cannot read rustc's version from `{}`", version.trim()))?;
+    let mut flags = vec!["-Clink-arg=--import-memory"];
+    if minor >= 91 {
+        flags.extend([
+            "-C",
+            "link-arg=--mllvm=-mcpu=mvp",
+            "-C",
+            "link-arg=--mllvm=-mattr=+mutable-globals",
+            "-C",
+            "linker-plugin-lto",
+        ]);
+    }
+    if minor >= 96 {
+        flags.extend(["-C", "link-arg=--allow-undefined"]);
+    }
+    Ok(flags)
+}
+
+/// gear-wasm-builder's `postprocess_opt`, step for step, except that a missing or failing
+/// `wasm-opt` is an error here (the builder only warns): every variant must get the same
+/// post-processing or the comparison is void.
+fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
+    use gear_wasm_optimizer::{optimize_wasm, Optimizer};
+    let raw = raw.to_path_buf();
+    let opt = opt.to_path_buf();
+    let mut optimizer = Optimizer::new(&raw).with_context(|| {
+        format!(
+            "{} is not a module gear-wasm-optimizer reads",
+            raw.display()
+        )
+    })?;
+    // The builder carries on without the export when insertion fails; so do we.
+    let _ = optimizer.insert_stack_end_export();
+    optimizer.strip_custom_sections();
+    optimizer.strip_exports();
+    optimizer.flush_to_file(&opt);
+    optimize_wasm(&opt, &opt, "4", true).map_err(|e| {
+        anyhow::anyhow!(
+            "wasm-opt failed on {}: {e}\nhint: run `just setup` (installs Debian's binaryen)",
+            opt.display()
+        )
+    })?;
+    Ok(())
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1,11 +1,19 @@
 //! The galloc lab harness: builds programs once per allocator variant and measures them.
 //!
+//! - [`backend`]: the seam every meter implements, and the gtest backend.
 //! - [`workspace`]: where things are (the workspace root, per-variant target dirs, results).
 //! - [`build`]: one Wasm artifact per (package, variant, probe), rebuilt only when stale.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
+//! - [`scenario`]: the cases, as message sequences with expected replies.
+//! - [`run`]: one scenario on one backend and build, every reply checked.
+//! - [`report`]: tables rendered from result rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 
+pub mod backend;
 pub mod build;
+pub mod report;
 pub mod results;
+pub mod run;
+pub mod scenario;
 pub mod wasm;
 pub mod workspace;

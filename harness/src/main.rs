@@ -25,6 +25,9 @@ enum Command {
     /// Build the allocator alone for every variant (with and without the probe), check it
     /// keeps Gear's rules, and record its code size in results/code-size.csv.
     Sizes(cmd::sizes::Args),
+    /// Build the contracts for every variant and run the cases on the embedded backends,
+    /// writing results/{totals,ops,probe-validation}.csv and results/README.md.
+    Measure(cmd::measure::Args),
 }
 
 fn main() -> Result<()> {
@@ -32,5 +35,6 @@ fn main() -> Result<()> {
     let ws = Workspace::find(&cli.workspace.unwrap_or_else(|| PathBuf::from(".")))?;
     match cli.command {
         Command::Sizes(args) => cmd::sizes::run(&ws, args),
+        Command::Measure(args) => cmd::measure::run(&ws, args),
     }
 }

@@ -1,7 +1,7 @@
 //! `lab sizes`: each variant's allocator code size, and a check that it keeps Gear's rules.
 
 use anyhow::{bail, Result};
-use galloc_lab::build::{build, BuildRequest};
+use galloc_lab::build::{build, BuildRequest, PostProcess};
 use galloc_lab::results::{read_csv, write_csv, CodeSizeRow};
 use galloc_lab::wasm::{check_gear_rules, inspect};
 use galloc_lab::workspace::Workspace;
@@ -35,6 +35,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 package: PACKAGE,
                 variant,
                 probe,
+                post: PostProcess::None,
             };
             eprint!("building {PACKAGE} for {:<24}", req.config());
             let artifact = build(ws, req)?;

@@ -1,0 +1,131 @@
+//! The gtest backend: Gear's own runtime, run locally, gas as the node would charge it.
+
+use super::{Backend, Outcome, ProgramRef, Unit, UserId};
+use anyhow::{anyhow, bail, Context, Result};
+use gtest::{constants::UNITS, Program, System};
+use std::collections::HashSet;
+
+/// Program ids start far above any user id a scenario uses.
+const FIRST_PROGRAM_ID: u64 = 1 << 48;
+/// Balance given to each user on first use: enough to reserve gtest's default gas limit
+/// for every message it sends.
+const USER_BALANCE: u128 = 1_000_000 * UNITS;
+
+/// Programs on a local gtest [`System`].
+pub struct GtestBackend {
+    system: System,
+    next_program: u64,
+    funded: HashSet<UserId>,
+}
+
+impl GtestBackend {
+    /// A fresh chain. gtest allows one `System` per thread.
+    pub fn new() -> Self {
+        GtestBackend {
+            system: System::new(),
+            next_program: FIRST_PROGRAM_ID,
+            funded: HashSet::new(),
+        }
+    }
+
+    fn fund(&mut self, user: UserId) {
+        if self.funded.insert(user) {
+            self.system.mint_to(user, USER_BALANCE);
+        }
+    }
+
+    fn program(&self, program: ProgramRef) -> Result<Program<'_>> {
+        self.system
+            .get_program(program.0)
+            .ok_or_else(|| anyhow!("no program {} on this gtest system", program.0))
+    }
+
+    /// Runs blocks until `message` has been processed; returns its outcome.
+    fn run(&self, message: gstd::MessageId) -> Result<Outcome> {
+        let mut outcome: Option<Outcome> = None;
+        let mut reply: Option<Vec<u8>> = None;
+        while self.system.queue_len() > 0 || outcome.is_none() {
+            let block = self.system.run_next_block();
+            if let Some(&cost) = block.gas_burned.get(&message) {
+                let failed = block.failed.contains(&message);
+                if !failed && !block.succeed.contains(&message) {
+                    bail!("gtest burned gas for message {message:?} but reports no outcome");
+                }
+                outcome = Some(Outcome {
+                    reply: Vec::new(),
+                    failed,
+                    cost,
+                });
+            }
+            for log in &block.log {
+                if log.reply_to() == Some(message) {
+                    reply = Some(log.payload().to_vec());
+                }
+            }
+            if block.total_processed == 0 && self.system.queue_len() == 0 && outcome.is_none() {
+                bail!("gtest's queue emptied without processing message {message:?}");
+            }
+        }
+        let mut outcome = outcome.context("message outcome")?;
+        outcome.reply = reply.unwrap_or_default();
+        Ok(outcome)
+    }
+}
+
+impl Default for GtestBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for GtestBackend {
+    fn name(&self) -> &'static str {
+        "gtest"
+    }
+
+    fn unit(&self) -> Unit {
+        Unit::Gas
+    }
+
+    fn deploy(
+        &mut self,
+        code: &[u8],
+        from: UserId,
+        payload: &[u8],
+    ) -> Result<(ProgramRef, Outcome)> {
+        self.fund(from);
+        let id = self.next_program;
+        self.next_program += 1;
+        // gtest validates and instruments the code here and panics on a module Gear rejects;
+        // turn that into an error that names the cause.
+        let code = code.to_vec();
+        let system = &self.system;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Program::from_binary_with_id(system, id, code);
+        }))
+        .map_err(|panic| {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown reason");
+            anyhow!("gtest rejected the Wasm: {why}")
+        })?;
+        let program = ProgramRef(id);
+        let message = self.program(program)?.send_bytes(from, payload.to_vec());
+        let outcome = self.run(message)?;
+        Ok((program, outcome))
+    }
+
+    fn send(&mut self, program: ProgramRef, from: UserId, payload: &[u8]) -> Result<Outcome> {
+        self.fund(from);
+        let message = self.program(program)?.send_bytes(from, payload.to_vec());
+        self.run(message)
+    }
+
+    fn read_state(&mut self, program: ProgramRef) -> Result<Vec<u8>> {
+        self.program(program)?
+            .read_state_bytes(Vec::new())
+            .map_err(|e| anyhow!("reading state of program {}: {e:?}", program.0))
+    }
+}

@@ -1,0 +1,150 @@
+//! Runs a scenario on a backend, checking every reply, and reads the probe after each message.
+
+use crate::backend::{Backend, Outcome};
+use crate::scenario::{Expect, Scenario};
+use anyhow::{bail, Context, Result};
+use galloc::probe::{Op, ProbeStats};
+
+/// What one message cost, and (in probe builds) what the allocator recorded during it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MessageCost {
+    /// 0 is `init`; step `i` is message `i + 1`.
+    pub index: usize,
+    /// The whole message, in the backend's unit.
+    pub cost: u64,
+    /// Allocator calls during the message, per op (probe builds).
+    pub op_counts: Option<[u64; 4]>,
+    /// Calibrated allocator cost during the message, per op (probe builds).
+    pub op_costs: Option<[u64; 4]>,
+}
+
+/// A scenario's run on one build.
+#[derive(Clone, Debug)]
+pub struct CaseRun {
+    /// Per message, `init` first.
+    pub messages: Vec<MessageCost>,
+    /// The probe's records over the whole run (probe builds).
+    pub probe: Option<ProbeStats>,
+}
+
+impl CaseRun {
+    /// Sum of all message costs.
+    pub fn total_cost(&self) -> u64 {
+        self.messages.iter().map(|m| m.cost).sum()
+    }
+}
+
+fn read_probe(
+    backend: &mut dyn Backend,
+    program: crate::backend::ProgramRef,
+) -> Result<ProbeStats> {
+    let bytes = backend.read_state(program)?;
+    ProbeStats::from_bytes(&bytes).with_context(|| {
+        format!(
+            "the program's state is {} bytes, not the probe's {}: was it built with `probe`?",
+            bytes.len(),
+            ProbeStats::ENCODED_LEN
+        )
+    })
+}
+
+fn delta(before: &ProbeStats, after: &ProbeStats) -> ([u64; 4], [u64; 4]) {
+    let mut counts = [0; 4];
+    let mut costs = [0; 4];
+    for op in Op::ALL {
+        let (b, a) = (before.op(op), after.op(op));
+        counts[op as usize] = a.count - b.count;
+        costs[op as usize] = a.total - b.total;
+    }
+    (counts, costs)
+}
+
+fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) -> Result<()> {
+    let ok = match expect {
+        Expect::Reply(bytes) => !outcome.failed && &outcome.reply == bytes,
+        Expect::Failure => outcome.failed,
+    };
+    if !ok {
+        bail!(
+            "case `{}`, message {index}: expected {}, got {} with reply 0x{}",
+            scenario.case,
+            match expect {
+                Expect::Reply(b) => format!("reply 0x{}", hex(b)),
+                Expect::Failure => "a failed execution".to_owned(),
+            },
+            if outcome.failed {
+                "a failed execution"
+            } else {
+                "success"
+            },
+            hex(&outcome.reply)
+        );
+    }
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Deploys `code`, sends every step of `scenario`, checks each outcome, and (when `probe`)
+/// reads the allocator's records after every message. `progress` is called per message.
+pub fn run_case(
+    backend: &mut dyn Backend,
+    code: &[u8],
+    scenario: &Scenario,
+    probe: bool,
+    mut progress: impl FnMut(),
+) -> Result<CaseRun> {
+    let (program, init) = backend.deploy(code, scenario.deployer, &scenario.init)?;
+    if init.failed {
+        bail!(
+            "case `{}`: init failed (reply 0x{})",
+            scenario.case,
+            hex(&init.reply)
+        );
+    }
+    progress();
+    let mut last = if probe {
+        Some(read_probe(backend, program)?)
+    } else {
+        None
+    };
+    let (counts, costs) = match &last {
+        Some(stats) => {
+            let (c, g) = delta(&ProbeStats::EMPTY, stats);
+            (Some(c), Some(g))
+        }
+        None => (None, None),
+    };
+    let mut messages = vec![MessageCost {
+        index: 0,
+        cost: init.cost,
+        op_counts: counts,
+        op_costs: costs,
+    }];
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let outcome = backend.send(program, step.from, &step.payload)?;
+        check(scenario, i + 1, &step.expect, &outcome)?;
+        let (op_counts, op_costs) = match last.as_mut() {
+            Some(prev) => {
+                let now = read_probe(backend, program)?;
+                let (c, g) = delta(prev, &now);
+                *prev = now;
+                (Some(c), Some(g))
+            }
+            None => (None, None),
+        };
+        messages.push(MessageCost {
+            index: i + 1,
+            cost: outcome.cost,
+            op_counts,
+            op_costs,
+        });
+        progress();
+    }
+    Ok(CaseRun {
+        messages,
+        probe: last,
+    })
+}

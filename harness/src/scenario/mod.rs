@@ -1,0 +1,109 @@
+//! Scenarios: the message sequences each case sends, written once for every backend.
+//!
+//! A scenario is data: who deploys what with which `init`, then steps of (sender, payload,
+//! expected outcome). Expected replies come from a small host model of each contract, so a
+//! broken contract or allocator cannot pass silently.
+
+mod ft;
+mod nft;
+
+use crate::backend::UserId;
+use anyhow::Result;
+
+/// What a step must produce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A successful execution replying exactly these bytes.
+    Reply(Vec<u8>),
+    /// A failed execution (panic or trap).
+    Failure,
+}
+
+/// One message.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Sender.
+    pub from: UserId,
+    /// SCALE-encoded payload.
+    pub payload: Vec<u8>,
+    /// What it must produce.
+    pub expect: Expect,
+}
+
+/// One case: a contract and the messages sent to it.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Case id used on the command line and in results.
+    pub case: &'static str,
+    /// The contract's cargo package.
+    pub package: &'static str,
+    /// Who deploys it.
+    pub deployer: UserId,
+    /// The `init` payload.
+    pub init: Vec<u8>,
+    /// The `handle` messages, in order.
+    pub steps: Vec<Step>,
+}
+
+/// A case: its id, whether `just compare` runs it by default, and how to make it.
+pub struct Case {
+    /// Id on the command line and in results.
+    pub id: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Run unless asked otherwise (long cases are on demand).
+    pub default: bool,
+    /// Builds the scenario.
+    pub make: fn() -> Scenario,
+}
+
+/// Every case, in report order.
+pub const CASES: &[Case] = &[
+    Case {
+        id: "nft",
+        summary: "NFT init, mint, burn: the 2023 study's NFT case",
+        default: true,
+        make: nft::basic,
+    },
+    Case {
+        id: "nft-stress",
+        summary: "NFT: 300 mints, transfers, approvals and burns by 50 users",
+        default: true,
+        make: nft::stress,
+    },
+    Case {
+        id: "ft-stress",
+        summary: "FT: the 2023 study's stress case (users 918-1339)",
+        default: true,
+        make: ft::stress,
+    },
+    Case {
+        id: "ft-stress-full",
+        summary: "FT: the stress case with users 918-13400, as the study's text says (on demand)",
+        default: false,
+        make: ft::stress_full,
+    },
+];
+
+/// The cases named in a comma-separated list (`default` or empty = the default cases, `all` =
+/// every case), in report order.
+pub fn select(list: &str) -> Result<Vec<&'static Case>> {
+    let wanted: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if wanted.is_empty() || wanted == ["default"] {
+        return Ok(CASES.iter().filter(|c| c.default).collect());
+    }
+    if wanted == ["all"] {
+        return Ok(CASES.iter().collect());
+    }
+    for id in &wanted {
+        if !CASES.iter().any(|c| c.id == *id) {
+            let known: Vec<&str> = CASES.iter().map(|c| c.id).collect();
+            anyhow::bail!("unknown case `{id}`; known cases: {}", known.join(", "));
+        }
+    }
+    Ok(CASES.iter().filter(|c| wanted.contains(&c.id)).collect())
+}

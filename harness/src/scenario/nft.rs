@@ -1,0 +1,298 @@
+//! The NFT cases, with a host model giving every expected reply.
+
+use super::{Expect, Scenario, Step};
+use crate::backend::UserId;
+use gtest::constants::DEFAULT_USER_ALICE;
+use nft::{InitNft, NftAction, NftError, NftEvent, NftReply, TokenId, TokenMetadata};
+use parity_scale_codec::Encode;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::collections::{BTreeMap, HashMap};
+
+type ActorId = gstd::ActorId;
+
+fn actor(user: UserId) -> ActorId {
+    ActorId::from(user)
+}
+
+/// The contract's semantics, on the host.
+#[derive(Default)]
+struct Model {
+    owners: BTreeMap<TokenId, ActorId>,
+    approvals: HashMap<TokenId, ActorId>,
+    next_token: TokenId,
+    transactions: HashMap<(ActorId, u64), NftEvent>,
+}
+
+impl Model {
+    fn owner(&self, token_id: TokenId) -> Result<ActorId, NftError> {
+        self.owners
+            .get(&token_id)
+            .copied()
+            .ok_or(NftError::TokenNotFound)
+    }
+
+    fn handle(&mut self, sender: ActorId, action: &NftAction) -> NftReply {
+        let tx = match action {
+            NftAction::Owner { token_id } => {
+                let owner = self.owner(*token_id)?;
+                return Ok(NftEvent::Owner {
+                    token_id: *token_id,
+                    owner,
+                });
+            }
+            NftAction::Mint { transaction_id, .. }
+            | NftAction::Burn { transaction_id, .. }
+            | NftAction::Transfer { transaction_id, .. }
+            | NftAction::Approve { transaction_id, .. } => *transaction_id,
+        };
+        if let Some(done) = self.transactions.get(&(sender, tx)) {
+            return Ok(done.clone());
+        }
+        let event = self.apply(sender, action)?;
+        self.transactions.insert((sender, tx), event.clone());
+        Ok(event)
+    }
+
+    fn apply(&mut self, sender: ActorId, action: &NftAction) -> NftReply {
+        match *action {
+            NftAction::Mint { .. } => {
+                let token_id = self.next_token;
+                self.next_token += 1;
+                self.owners.insert(token_id, sender);
+                Ok(NftEvent::Minted {
+                    to: sender,
+                    token_id,
+                })
+            }
+            NftAction::Burn { token_id, .. } => {
+                if self.owner(token_id)? != sender {
+                    return Err(NftError::NotOwner);
+                }
+                self.owners.remove(&token_id);
+                self.approvals.remove(&token_id);
+                Ok(NftEvent::Burned { token_id })
+            }
+            NftAction::Transfer { to, token_id, .. } => {
+                let owner = self.owner(token_id)?;
+                if to.is_zero() {
+                    return Err(NftError::ZeroAddress);
+                }
+                if owner != sender && self.approvals.get(&token_id) != Some(&sender) {
+                    return Err(NftError::NotApproved);
+                }
+                self.approvals.remove(&token_id);
+                self.owners.insert(token_id, to);
+                Ok(NftEvent::Transferred {
+                    from: owner,
+                    to,
+                    token_id,
+                })
+            }
+            NftAction::Approve { to, token_id, .. } => {
+                if self.owner(token_id)? != sender {
+                    return Err(NftError::NotOwner);
+                }
+                if to.is_zero() {
+                    return Err(NftError::ZeroAddress);
+                }
+                self.approvals.insert(token_id, to);
+                Ok(NftEvent::Approved {
+                    owner: sender,
+                    approved: to,
+                    token_id,
+                })
+            }
+            NftAction::Owner { .. } => unreachable!("answered in `handle`"),
+        }
+    }
+}
+
+struct Script {
+    model: Model,
+    steps: Vec<Step>,
+    next_tx: u64,
+}
+
+impl Script {
+    fn new() -> Self {
+        Script {
+            model: Model::default(),
+            steps: Vec::new(),
+            next_tx: 0,
+        }
+    }
+
+    fn tx(&mut self) -> u64 {
+        self.next_tx += 1;
+        self.next_tx
+    }
+
+    fn send(&mut self, from: UserId, action: NftAction) {
+        let reply = self.model.handle(actor(from), &action);
+        self.steps.push(Step {
+            from,
+            payload: action.encode(),
+            expect: Expect::Reply(reply.encode()),
+        });
+    }
+
+    fn mint(&mut self, from: UserId, n: u64) {
+        let metadata = TokenMetadata {
+            name: format!("Lab token #{n}"),
+            description: "A token minted by the galloc lab's NFT scenario".into(),
+            media: format!("{n}.png"),
+            reference: format!("lab/{n}.json"),
+        };
+        let transaction_id = self.tx();
+        self.send(
+            from,
+            NftAction::Mint {
+                transaction_id,
+                metadata,
+            },
+        );
+    }
+
+    fn user_of(&self, token_id: TokenId) -> Option<UserId> {
+        let owner = self.model.owners.get(&token_id)?;
+        (1..=USERS).find(|u| actor(*u) == *owner)
+    }
+
+    fn finish(self, case: &'static str) -> Scenario {
+        Scenario {
+            case,
+            package: "lab-nft",
+            deployer: DEFAULT_USER_ALICE,
+            init: InitNft {
+                name: "Lab collection".into(),
+                symbol: "LABNFT".into(),
+                base_uri: "https://galloc.lab/nft".into(),
+            }
+            .encode(),
+            steps: self.steps,
+        }
+    }
+}
+
+const USERS: UserId = 50;
+
+/// The 2023 study's NFT case: init, mint one token, burn it.
+pub fn basic() -> Scenario {
+    let mut s = Script::new();
+    s.mint(1, 0);
+    let transaction_id = s.tx();
+    s.send(
+        1,
+        NftAction::Burn {
+            transaction_id,
+            token_id: 0,
+        },
+    );
+    s.finish("nft")
+}
+
+/// Many users minting, transferring, approving and burning, with refused actions and
+/// repeated transaction ids mixed in (seeded, so every run sends the same messages).
+pub fn stress() -> Scenario {
+    let mut rng = SmallRng::seed_from_u64(2023);
+    let mut s = Script::new();
+    for n in 0..300 {
+        s.mint(1 + n % USERS, n);
+    }
+    let other = |rng: &mut SmallRng, not: UserId| loop {
+        let u = rng.gen_range(1..=USERS);
+        if u != not {
+            break u;
+        }
+    };
+    for _ in 0..600 {
+        let token_id = rng.gen_range(0..s.model.next_token + 5); // a few never-minted ids
+        let owner = s.user_of(token_id);
+        let sender = match owner {
+            Some(o) if rng.gen_bool(0.85) => o,
+            Some(o) => other(&mut rng, o),
+            None => rng.gen_range(1..=USERS),
+        };
+        let transaction_id = s.tx();
+        match rng.gen_range(0..100) {
+            0..=39 => {
+                let to = actor(other(&mut rng, sender));
+                s.send(
+                    sender,
+                    NftAction::Transfer {
+                        transaction_id,
+                        to,
+                        token_id,
+                    },
+                );
+            }
+            40..=54 => {
+                let approved = other(&mut rng, sender);
+                s.send(
+                    sender,
+                    NftAction::Approve {
+                        transaction_id,
+                        to: actor(approved),
+                        token_id,
+                    },
+                );
+                let transaction_id = s.tx();
+                let to = actor(other(&mut rng, approved));
+                s.send(
+                    approved,
+                    NftAction::Transfer {
+                        transaction_id,
+                        to,
+                        token_id,
+                    },
+                );
+            }
+            55..=74 => s.send(
+                sender,
+                NftAction::Burn {
+                    transaction_id,
+                    token_id,
+                },
+            ),
+            75..=89 => s.send(sender, NftAction::Owner { token_id }),
+            _ => {
+                // Repeat an earlier message verbatim: the cached result comes back.
+                let earlier = s.steps[rng.gen_range(0..s.steps.len())].clone();
+                let action =
+                    <NftAction as parity_scale_codec::Decode>::decode(&mut &earlier.payload[..])
+                        .expect("own payload");
+                s.send(earlier.from, action);
+            }
+        }
+    }
+    s.finish("nft-stress")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_mints_then_burns_token_zero() {
+        let s = basic();
+        assert_eq!(s.steps.len(), 2);
+        let burned: NftReply = Ok(NftEvent::Burned { token_id: 0 });
+        assert_eq!(s.steps[1].expect, Expect::Reply(burned.encode()));
+    }
+
+    #[test]
+    fn stress_mixes_successes_refusals_and_repeats() {
+        let s = stress();
+        assert!(s.steps.len() > 900, "{}", s.steps.len());
+        let refused = [
+            NftError::NotOwner,
+            NftError::NotApproved,
+            NftError::TokenNotFound,
+        ]
+        .map(|e| Expect::Reply(NftReply::Err(e).encode()));
+        for r in &refused {
+            assert!(s.steps.iter().any(|st| &st.expect == r), "no {r:?}");
+        }
+    }
+}
