@@ -31,6 +31,16 @@ mod shipping;
 pub mod source;
 pub mod variant;
 
+/// Padding the lab adds to a plain build's static state (see `build.rs`); 0 otherwise.
+#[cfg(all(target_arch = "wasm32", not(feature = "probe")))]
+mod layout {
+    include!(concat!(env!("OUT_DIR"), "/layout_pad.rs"));
+
+    /// Never read; kept by `#[used]` so static data ends `LAYOUT_PAD` bytes later.
+    #[used]
+    static PAD: [u8; LAYOUT_PAD] = [0; LAYOUT_PAD];
+}
+
 /// The allocator this build installs: the selected variant, wrapped in the gas probe when the
 /// `probe` feature is on.
 #[cfg(all(target_arch = "wasm32", not(feature = "probe")))]

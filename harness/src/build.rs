@@ -20,6 +20,8 @@ use std::process::Command;
 
 /// The target Gear programs are built for.
 pub const TARGET: &str = "wasm32v1-none";
+/// The cargo profile programs are built with (see the workspace `Cargo.toml`).
+pub const PROFILE: &str = "wasm";
 
 /// What happens to the `.wasm` cargo produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,22 +44,30 @@ pub struct BuildRequest<'a> {
     pub probe: bool,
     /// What to do with the linker's output.
     pub post: PostProcess,
+    /// Bytes of padding after the allocator's static state (`GALLOC_LAYOUT_PAD`), to give a
+    /// plain build its probe build's heap base; 0 for every build that is reported as is.
+    pub layout_pad: u32,
 }
 
 impl BuildRequest<'_> {
     /// `variant` or `variant+probe`: names target dirs, artifacts and result rows.
     pub fn config(&self) -> String {
+        let mut config = self.variant.id.to_owned();
         if self.probe {
-            format!("{}+probe", self.variant.id)
-        } else {
-            self.variant.id.to_owned()
+            config.push_str("+probe");
         }
+        if self.layout_pad > 0 {
+            config.push_str(&format!("+pad{}", self.layout_pad));
+        }
+        config
     }
 }
 
 /// A built Wasm file.
 #[derive(Clone, Debug)]
 pub struct Artifact {
+    /// The build configuration ([`BuildRequest::config`]).
+    pub config: String,
     /// Collected copy under `target/artifacts/<package>/`: `<config>.wasm`, or
     /// `<config>.opt.wasm` after [`PostProcess::Gear`].
     pub path: PathBuf,
@@ -65,9 +75,11 @@ pub struct Artifact {
     pub bytes: Vec<u8>,
     /// Hex SHA-256 of `bytes`.
     pub sha256: String,
+    /// The linker's `__heap_base`: where static data ends and the heap begins.
+    pub heap_base: Option<u32>,
 }
 
-/// Builds `req` in release mode for [`TARGET`] and collects (and post-processes) the `.wasm`.
+/// Builds `req` with [`PROFILE`] for [`TARGET`] and collects (and post-processes) the `.wasm`.
 pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
     let target_dir = ws.target_dir(&config);
@@ -86,7 +98,14 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     .join(" ");
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(ws.root())
-        .args(["rustc", "--release", "--quiet", "--locked", "--lib"])
+        .args([
+            "rustc",
+            "--profile",
+            PROFILE,
+            "--quiet",
+            "--locked",
+            "--lib",
+        ])
         .args([
             "--package",
             req.package,
@@ -100,6 +119,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .arg("--")
         .args(builder_rustc_flags()?)
         .env("RUSTFLAGS", remap)
+        .env("GALLOC_LAYOUT_PAD", req.layout_pad.to_string())
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
     let out = cmd
         .output()
@@ -120,11 +140,12 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         );
     }
     let file = format!("{}.wasm", req.package.replace('-', "_"));
-    let built = target_dir.join(TARGET).join("release").join(&file);
+    let built = target_dir.join(TARGET).join(PROFILE).join(&file);
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     let dir = ws.artifacts_dir().join(req.package);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")?;
     let raw = dir.join(format!("{config}.wasm"));
     let unchanged = std::fs::read(&raw).is_ok_and(|old| old == bytes);
     if !unchanged {
@@ -143,9 +164,11 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let sha256 = hex(&Sha256::digest(&bytes));
     Ok(Artifact {
+        config,
         path,
         bytes,
         sha256,
+        heap_base,
     })
 }
 

@@ -122,36 +122,40 @@ pub fn markdown(totals: &[TotalRow], ops: &[OpRow], checks: &[ValidationRow]) ->
     let _ = writeln!(out, "## Probe validation\n");
     let _ = writeln!(
         out,
-        "Per message, probe-build gas minus plain-build gas, fitted as a per-message part plus \
-         a per-call part (two counter reads and the bookkeeping); residuals are what the fit \
-         does not explain.\n"
+        "Per message, probe-build gas minus the gas of the plain build's *twin* (padded by \
+         `pad` bytes so its heap base is the probe build's, so both touch the same pages), \
+         fitted as a per-message part (larger code) plus a per-call part (two counter reads \
+         and the bookkeeping). `init` also pays the one-time calibration. `layout shift` is \
+         what the padding alone changed: twin total minus plain total.\n"
     );
     let _ = writeln!(
         out,
-        "| backend | case | variant | per call | per message | exact messages | max residual | residual |"
+        "| backend | case | variant | pad | layout shift | per call | per message | calibration | exact | max residual | residual |"
     );
     let _ = writeln!(
         out,
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for c in checks {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {}/{} | {} | {:.6}% |",
+            "| {} | {} | {} | {} B | {} | {} | {} | {} | {}/{} | {} | {:.6}% |",
             c.backend,
             c.case,
             c.variant,
-            thousands(c.overhead_per_op),
+            c.layout_pad_bytes,
+            c.layout_shift_gas,
+            c.overhead_per_call,
             c.overhead_per_message,
+            c.calibration_gas,
             c.exact_messages,
-            c.messages,
+            c.messages - 1,
             thousands(c.max_abs_residual),
             c.residual_pct
         );
     }
     out
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,24 +65,53 @@ pub struct TotalRow {
     pub code_bytes: u64,
 }
 
-/// How well "probe build minus probe overhead = plain build" holds for one case and build.
+/// How exactly "probe build minus probe overhead = plain build" holds for one case and build.
+///
+/// The comparison is made against the *twin*: the plain build padded so that its heap base is
+/// the probe build's (see `allocator/build.rs`); the padding's own effect is `layout_shift_gas`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValidationRow {
     pub backend: String,
     pub case: String,
     pub variant: String,
     pub unit: String,
+    /// Messages, `init` included.
     pub messages: u64,
+    /// Padding that gave the twin the probe build's heap base.
+    pub layout_pad_bytes: u32,
+    /// Twin total minus plain total: what moving the heap base alone changed.
+    pub layout_shift_gas: i64,
     /// Fitted cost the probe adds per allocator call (two counter reads and bookkeeping).
-    pub overhead_per_op: u64,
-    /// Fitted cost the probe build adds per message regardless of calls.
+    pub overhead_per_call: i64,
+    /// Fitted cost the probe build adds per message whatever it calls (larger code).
     pub overhead_per_message: i64,
-    /// Messages where the relation holds exactly.
+    /// What `init` costs beyond the fit: the probe's one-time calibration.
+    pub calibration_gas: i64,
+    /// Messages after `init` where the relation holds exactly.
     pub exact_messages: u64,
-    /// Largest |probe - overhead - plain| over the messages.
+    /// Largest |probe - overhead - twin| over the messages after `init`.
     pub max_abs_residual: u64,
-    /// Sum of |residual| over the case, as a percentage of its total cost, 6 decimals.
+    /// Sum of those |residuals| as a percentage of the twin's total, 6 decimals.
     pub residual_pct: f64,
+}
+
+/// One message of one case on one build pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    pub unit: String,
+    /// 0 is `init`.
+    pub message: u64,
+    /// Cost on the plain build.
+    pub gas: u64,
+    /// Cost on the probe build.
+    pub probe_build_gas: u64,
+    /// Allocator calls during the message.
+    pub allocator_calls: u64,
+    /// Their calibrated cost.
+    pub allocator_gas: u64,
 }
 
 /// Rounds a percentage for results files: fixed decimals keep reruns byte-identical.

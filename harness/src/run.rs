@@ -128,7 +128,9 @@ pub fn run_case(
         check(scenario, i + 1, &step.expect, &outcome)?;
         let (op_counts, op_costs) = match last.as_mut() {
             Some(prev) => {
-                let now = read_probe(backend, program)?;
+                let now = read_probe(backend, program).with_context(|| {
+                    format!("case `{}`, after message {}", scenario.case, i + 1)
+                })?;
                 let (c, g) = delta(prev, &now);
                 *prev = now;
                 (Some(c), Some(g))

@@ -75,6 +75,45 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     Ok(info)
 }
 
+/// The value of an exported immutable `i32` global, such as the linker's `__heap_base`.
+pub fn exported_global(bytes: &[u8], name: &str) -> Result<Option<u32>> {
+    let mut globals = Vec::new();
+    let mut imported_globals = 0u32;
+    let mut index = None;
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload? {
+            Payload::ImportSection(reader) => {
+                for import in reader {
+                    if let TypeRef::Global(_) = import?.ty {
+                        imported_globals += 1;
+                    }
+                }
+            }
+            Payload::GlobalSection(reader) => {
+                for global in reader {
+                    let mut ops = global?.init_expr.get_operators_reader();
+                    globals.push(match ops.read()? {
+                        Operator::I32Const { value } => Some(value as u32),
+                        _ => None,
+                    });
+                }
+            }
+            Payload::ExportSection(reader) => {
+                for export in reader {
+                    let export = export?;
+                    if export.name == name && export.kind == wasmparser::ExternalKind::Global {
+                        index = Some(export.index);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(index
+        .and_then(|i| i.checked_sub(imported_globals))
+        .and_then(|i| globals.get(i as usize).copied().flatten()))
+}
+
 /// Fails, naming each breach, unless the module keeps Gear's rules and imports only functions
 /// listed in `allowed_imports` (as `env.name`).
 pub fn check_gear_rules(info: &WasmInfo, allowed_imports: &[&str]) -> Result<()> {

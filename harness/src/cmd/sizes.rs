@@ -36,6 +36,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 variant,
                 probe,
                 post: PostProcess::None,
+                layout_pad: 0,
             };
             eprint!("building {PACKAGE} for {:<24}", req.config());
             let artifact = build(ws, req)?;

@@ -1,0 +1,22 @@
+//! Reads `GALLOC_LAYOUT_PAD` (bytes, default 0) so a plain build can be given the same static
+//! data size as its probe build. The lab uses it to validate the probe: with equal
+//! `__heap_base`, both builds place every heap block at the same address and touch the same
+//! pages, so their gas differs by the probe's own work alone. Programs never set it.
+
+use std::{env, fs, path::PathBuf};
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=GALLOC_LAYOUT_PAD");
+    let pad: usize = match env::var("GALLOC_LAYOUT_PAD") {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("GALLOC_LAYOUT_PAD={v}: expected a byte count")),
+        Err(_) => 0,
+    };
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    fs::write(
+        out.join("layout_pad.rs"),
+        format!("/// Bytes of padding after the allocator's static state.\npub const LAYOUT_PAD: usize = {pad};\n"),
+    )
+    .expect("write layout_pad.rs");
+}
