@@ -8,13 +8,17 @@ variants := `cargo run -q --locked -p galloc-variants --bin variants -- ids 2>/d
 _default:
     @just --list -u
 
-# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here).
+# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here) and Debian's binaryen (wasm-opt, for Gear's post-processing).
 setup:
     @rustup target list --installed | grep -qx wasm32v1-none || rustup target add wasm32v1-none
+    @command -v wasm-opt >/dev/null || { echo "installing binaryen (wasm-opt)"; $(command -v sudo || true) apt-get install -y -q binaryen >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q binaryen >/dev/null; }; }
 
-# Regenerate the report (today: each variant's allocator code size, checked against Gear's rules).
-compare variants="all": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- sizes --variants {{variants}}
+# Regenerate every result: allocator code sizes, then every case x variant under gtest (results/, results/README.md).
+compare variants="all" cases="default": (sizes variants) (gtest variants cases)
+
+# Build the NFT/FT contracts per variant and run the cases under gtest: results/{totals,ops,probe-validation}.csv and results/README.md.
+gtest variants="all" cases="default": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- measure --backends gtest --variants {{variants}} --cases {{cases}}
 
 # Rebuild every variant's allocator alone and rewrite results/code-size.csv.
 sizes variants="all": setup

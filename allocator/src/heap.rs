@@ -141,29 +141,32 @@ impl<S: PageSource, F: Front> State<S, F> {
     }
 }
 
+// The entry points are never inlined: the allocator is then the same code in a plain build
+// and under the gas probe, so what the probe measures is what the plain build runs (inlined
+// into different callers, register allocation and so gas would differ slightly).
 // SAFETY: blocks come from the front's cells (each handed out once until freed) or from
 // dlmalloc, aligned as asked; frees and reallocs are routed to the part that gave them out.
 // Size-0 requests are served too (a unique pointer), beyond `GlobalAlloc`'s contract.
 unsafe impl<S: PageSource, F: Front> GlobalAlloc for Heap<S, F> {
-    #[inline]
+    #[inline(never)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded under the lock.
         self.with(|s| unsafe { s.get(layout.size(), layout.align(), false) })
     }
 
-    #[inline]
+    #[inline(never)]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded under the lock.
         self.with(|s| unsafe { s.get(layout.size(), layout.align(), true) })
     }
 
-    #[inline]
+    #[inline(never)]
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         // SAFETY: the caller's contract: `ptr` is live and came from this allocator.
         self.with(|s| unsafe { s.free(ptr) })
     }
 
-    #[inline]
+    #[inline(never)]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract: `ptr` is live with `layout`.
         self.with(|s| unsafe { s.realloc(ptr, layout, new_size) })

@@ -6,11 +6,13 @@
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
 //! - [`scenario`]: the cases, as message sequences with expected replies.
 //! - [`run`]: one scenario on one backend and build, every reply checked.
+//! - [`measure`]: one case on one variant: three builds, three runs, their rows.
 //! - [`report`]: tables rendered from result rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 
 pub mod backend;
 pub mod build;
+pub mod measure;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -124,13 +124,13 @@ pub fn markdown(totals: &[TotalRow], ops: &[OpRow], checks: &[ValidationRow]) ->
         out,
         "Per message, probe-build gas minus the gas of the plain build's *twin* (padded by \
          `pad` bytes so its heap base is the probe build's, so both touch the same pages), \
-         fitted as a per-message part (larger code) plus a per-call part (two counter reads \
-         and the bookkeeping). `init` also pays the one-time calibration. `layout shift` is \
+         fitted as a per-message part (larger code) plus a part per call of each op (two \
+         counter reads, the bookkeeping, the wrapper's argument passing). `init` also pays the one-time calibration. `layout shift` is \
          what the padding alone changed: twin total minus plain total.\n"
     );
     let _ = writeln!(
         out,
-        "| backend | case | variant | pad | layout shift | per call | per message | calibration | exact | max residual | residual |"
+        "| backend | case | variant | pad | layout shift | per message | per malloc / calloc / realloc / free | calibration | exact | max residual | residual |"
     );
     let _ = writeln!(
         out,
@@ -139,14 +139,17 @@ pub fn markdown(totals: &[TotalRow], ops: &[OpRow], checks: &[ValidationRow]) ->
     for c in checks {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} B | {} | {} | {} | {} | {}/{} | {} | {:.6}% |",
+            "| {} | {} | {} | {} B | {} | {} | {} / {} / {} / {} | {} | {}/{} | {} | {:.6}% |",
             c.backend,
             c.case,
             c.variant,
             c.layout_pad_bytes,
             c.layout_shift_gas,
-            c.overhead_per_call,
             c.overhead_per_message,
+            c.overhead_malloc,
+            c.overhead_calloc,
+            c.overhead_realloc,
+            c.overhead_free,
             c.calibration_gas,
             c.exact_messages,
             c.messages - 1,

@@ -81,10 +81,14 @@ pub struct ValidationRow {
     pub layout_pad_bytes: u32,
     /// Twin total minus plain total: what moving the heap base alone changed.
     pub layout_shift_gas: i64,
-    /// Fitted cost the probe adds per allocator call (two counter reads and bookkeeping).
-    pub overhead_per_call: i64,
     /// Fitted cost the probe build adds per message whatever it calls (larger code).
     pub overhead_per_message: i64,
+    /// Fitted cost the probe adds per call of each op (two counter reads, bookkeeping, and
+    /// the wrapper's own argument passing, which differs by op).
+    pub overhead_malloc: i64,
+    pub overhead_calloc: i64,
+    pub overhead_realloc: i64,
+    pub overhead_free: i64,
     /// What `init` costs beyond the fit: the probe's one-time calibration.
     pub calibration_gas: i64,
     /// Messages after `init` where the relation holds exactly.
@@ -108,8 +112,11 @@ pub struct MessageRow {
     pub gas: u64,
     /// Cost on the probe build.
     pub probe_build_gas: u64,
-    /// Allocator calls during the message.
-    pub allocator_calls: u64,
+    /// Allocator calls during the message, per op.
+    pub malloc_calls: u64,
+    pub calloc_calls: u64,
+    pub realloc_calls: u64,
+    pub free_calls: u64,
     /// Their calibrated cost.
     pub allocator_gas: u64,
 }

@@ -1,0 +1,354 @@
+//! Measuring one case on one variant: the three builds, the three runs, and the rows they
+//! give (totals, per-op, per-message, and the probe's validation).
+
+use crate::backend::gtest::GtestBackend;
+use crate::build::{build, Artifact, BuildRequest, PostProcess};
+use crate::results::{round, MessageRow, OpRow, TotalRow, ValidationRow};
+use crate::run::{run_case, CaseRun};
+use crate::scenario::Scenario;
+use crate::wasm::inspect;
+use crate::workspace::Workspace;
+use anyhow::{bail, Context, Result};
+use galloc::probe::Op;
+use galloc_variants::Variant;
+use std::collections::BTreeMap;
+
+/// The builds one (package, variant) is measured with.
+pub struct Builds {
+    /// As deployed: total gas comes from here.
+    pub plain: Artifact,
+    /// With the gas probe: allocator gas comes from here.
+    pub probe: Artifact,
+    /// The plain build padded to the probe build's heap base (`None` when they already
+    /// match): probe minus twin is the probe's own work alone.
+    pub twin: Option<Artifact>,
+    /// Bytes of padding in the twin.
+    pub pad: u32,
+}
+
+impl Builds {
+    /// Builds (or finds up to date) the plain, probe and twin builds; `log` hears each step.
+    pub fn new(
+        ws: &Workspace,
+        package: &'static str,
+        variant: &'static Variant,
+        log: impl Fn(&str),
+    ) -> Result<Self> {
+        let get = |probe: bool, layout_pad: u32| -> Result<Artifact> {
+            let req = BuildRequest {
+                package,
+                variant,
+                probe,
+                post: PostProcess::Gear,
+                layout_pad,
+            };
+            log(&format!("building {package} for {}", req.config()));
+            let artifact = build(ws, req)?;
+            // A probe build answers state reads; without the export the galloc patch is not
+            // in effect and every figure would be Gear's own allocator's.
+            let has_state = inspect(&artifact.bytes)?
+                .exports
+                .iter()
+                .any(|e| e == "state");
+            if probe != has_state {
+                bail!(
+                    "{package} ({}) {} a `state` export: is `[patch.crates-io] galloc` in the \
+                     workspace Cargo.toml in effect?",
+                    req.config(),
+                    if probe { "lacks" } else { "has" }
+                );
+            }
+            Ok(artifact)
+        };
+        let probe = get(true, 0)?;
+        let plain = get(false, 0)?;
+        let base = |a: &Artifact| {
+            a.heap_base
+                .with_context(|| format!("{} exports no __heap_base", a.path.display()))
+        };
+        let (probe_base, plain_base) = (base(&probe)?, base(&plain)?);
+        let Some(pad) = probe_base.checked_sub(plain_base) else {
+            bail!("{package} ({}): the probe build's heap base {probe_base:#x} is below the plain build's {plain_base:#x}", variant.id);
+        };
+        let twin = if pad == 0 {
+            None
+        } else {
+            let twin = get(false, pad)?;
+            if twin.heap_base != Some(probe_base) {
+                bail!(
+                    "{package} ({}): padding by {pad} bytes moved the heap base to {:?}, not {probe_base:#x}",
+                    variant.id,
+                    twin.heap_base
+                );
+            }
+            Some(twin)
+        };
+        Ok(Builds {
+            plain,
+            probe,
+            twin,
+            pad,
+        })
+    }
+}
+
+/// The three runs of one case on one variant.
+pub struct CaseMeasurement {
+    /// The plain build, as deployed.
+    pub plain: CaseRun,
+    /// The probe build.
+    pub probe: CaseRun,
+    /// The plain build padded to the probe build's heap base (the plain run when no padding
+    /// was needed).
+    pub twin: CaseRun,
+}
+
+/// Runs `scenario` on the plain, probe and twin builds under gtest, each on a fresh chain.
+/// `progress(config)` is called once per message.
+pub fn measure_case(
+    builds: &Builds,
+    scenario: &Scenario,
+    mut progress: impl FnMut(&str),
+) -> Result<CaseMeasurement> {
+    let mut run = |artifact: &Artifact, probe: bool| -> Result<CaseRun> {
+        let mut backend = GtestBackend::new();
+        run_case(&mut backend, &artifact.bytes, scenario, probe, || {
+            progress(&artifact.config)
+        })
+    };
+    let plain = run(&builds.plain, false)?;
+    let probe = run(&builds.probe, true)?;
+    let twin = match &builds.twin {
+        Some(twin) => run(twin, false)?,
+        None => plain.clone(),
+    };
+    Ok(CaseMeasurement { plain, probe, twin })
+}
+
+pub fn message_rows(
+    backend: &str,
+    s: &Scenario,
+    v: &Variant,
+    m: &CaseMeasurement,
+) -> Vec<MessageRow> {
+    m.twin
+        .messages
+        .iter()
+        .zip(&m.probe.messages)
+        .map(|(p, q)| MessageRow {
+            backend: backend.into(),
+            case: s.case.into(),
+            variant: v.id.into(),
+            unit: "gas".into(),
+            message: p.index as u64,
+            gas: p.cost,
+            probe_build_gas: q.cost,
+            malloc_calls: q.op_counts.map_or(0, |c| c[Op::Malloc as usize]),
+            calloc_calls: q.op_counts.map_or(0, |c| c[Op::Calloc as usize]),
+            realloc_calls: q.op_counts.map_or(0, |c| c[Op::Realloc as usize]),
+            free_calls: q.op_counts.map_or(0, |c| c[Op::Free as usize]),
+            allocator_gas: q.op_costs.map_or(0, |c| c.iter().sum()),
+        })
+        .collect()
+}
+
+pub fn case_rows(
+    backend: &str,
+    s: &Scenario,
+    v: &Variant,
+    m: &CaseMeasurement,
+    code_bytes: u64,
+) -> (TotalRow, Vec<OpRow>) {
+    let stats = m.probe.probe.as_ref().expect("probe build records");
+    let total_gas = m.plain.total_cost();
+    let allocator_gas: u64 = Op::ALL.iter().map(|op| stats.op(*op).total).sum();
+    let pct = |part: u64| round(100.0 * part as f64 / total_gas as f64, 4);
+    let ops = Op::ALL
+        .iter()
+        .map(|&op| {
+            let o = stats.op(op);
+            OpRow {
+                backend: backend.into(),
+                case: s.case.into(),
+                variant: v.id.into(),
+                unit: "gas".into(),
+                op: op.name().into(),
+                count: o.count,
+                total: o.total,
+                avg: o.total.checked_div(o.count).unwrap_or(0),
+                min: if o.count == 0 { 0 } else { o.min },
+                max: o.max,
+                share_pct: pct(o.total),
+            }
+        })
+        .collect();
+    let total = TotalRow {
+        backend: backend.into(),
+        case: s.case.into(),
+        variant: v.id.into(),
+        unit: "gas".into(),
+        messages: m.plain.messages.len() as u64,
+        total_gas,
+        allocator_gas,
+        allocator_share_pct: pct(allocator_gas),
+        code_bytes,
+    };
+    (total, ops)
+}
+
+/// Fits `probe - twin = per_message + sum over ops of per_op[op] * calls[op]` over the
+/// messages after `init` (whose excess is the probe's one-time calibration), and counts the
+/// messages where it holds exactly.
+pub fn validate(
+    backend: &str,
+    s: &Scenario,
+    v: &Variant,
+    builds: &Builds,
+    m: &CaseMeasurement,
+) -> ValidationRow {
+    let (plain, twin, probed) = (&m.plain, &m.twin, &m.probe);
+    let points: Vec<([i64; 4], i64)> = twin
+        .messages
+        .iter()
+        .zip(&probed.messages)
+        .map(|(p, q)| {
+            let calls = q.op_counts.expect("probe counts").map(|c| c as i64);
+            (calls, q.cost as i64 - p.cost as i64)
+        })
+        .collect();
+    let (per_message, per_op) = fit(&points[1..]);
+    let residual = |(calls, diff): &([i64; 4], i64)| {
+        diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
+    };
+    let residuals: Vec<u64> = points[1..]
+        .iter()
+        .map(|p| residual(p).unsigned_abs())
+        .collect();
+    ValidationRow {
+        backend: backend.into(),
+        case: s.case.into(),
+        variant: v.id.into(),
+        unit: "gas".into(),
+        messages: points.len() as u64,
+        layout_pad_bytes: builds.pad,
+        layout_shift_gas: twin.total_cost() as i64 - plain.total_cost() as i64,
+        overhead_per_message: per_message,
+        overhead_malloc: per_op[Op::Malloc as usize],
+        overhead_calloc: per_op[Op::Calloc as usize],
+        overhead_realloc: per_op[Op::Realloc as usize],
+        overhead_free: per_op[Op::Free as usize],
+        calibration_gas: points.first().map_or(0, residual),
+        exact_messages: residuals.iter().filter(|r| **r == 0).count() as u64,
+        max_abs_residual: residuals.iter().copied().max().unwrap_or(0),
+        residual_pct: round(
+            100.0 * residuals.iter().sum::<u64>() as f64 / twin.total_cost() as f64,
+            6,
+        ),
+    }
+}
+
+/// Solves `diff = per_message + per_op . calls` exactly from a few message kinds and keeps the
+/// solution under which the most messages hold exactly. Gas is deterministic, so messages with
+/// the same calls nearly always agree to the unit; the rare ones that do not must show up as
+/// residuals, not bend the fit (a least-squares fit would spread them over every message).
+/// Ops never called get 0.
+fn fit(all: &[([i64; 4], i64)]) -> (i64, [i64; 4]) {
+    // Message kinds: each distinct call vector at its most common difference, commonest first.
+    let mut kinds: BTreeMap<[i64; 4], BTreeMap<i64, u64>> = BTreeMap::new();
+    for (calls, diff) in all {
+        *kinds.entry(*calls).or_default().entry(*diff).or_default() += 1;
+    }
+    let mut kinds: Vec<(u64, [i64; 4], i64)> = kinds
+        .into_iter()
+        .map(|(calls, diffs)| {
+            let (diff, n) = diffs
+                .into_iter()
+                .max_by_key(|&(d, n)| (n, -d))
+                .expect("non-empty");
+            (n, calls, diff)
+        })
+        .collect();
+    kinds.sort_by_key(|&(n, calls, _)| (std::cmp::Reverse(n), calls));
+    kinds.truncate(10);
+
+    // Unknowns: the constant, then each op that occurs.
+    let used: Vec<usize> = (0..4)
+        .filter(|&i| all.iter().any(|p| p.0[i] != 0))
+        .collect();
+    let unknowns = used.len() + 1;
+    let exact = |(c, per_op): &(i64, [i64; 4])| {
+        all.iter()
+            .filter(|(calls, diff)| *diff == c + (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>())
+            .count()
+    };
+    let mut best = (0, [0; 4]);
+    let mut best_exact = exact(&best);
+    for subset in combinations(kinds.len(), unknowns.min(kinds.len())) {
+        let rows: Vec<Vec<f64>> = subset
+            .iter()
+            .map(|&k| {
+                let (_, calls, diff) = kinds[k];
+                std::iter::once(1.0)
+                    .chain(used.iter().map(|&i| calls[i] as f64))
+                    .chain(std::iter::once(diff as f64))
+                    .collect()
+            })
+            .collect();
+        let Some(x) = solve(rows, unknowns) else {
+            continue;
+        };
+        let mut per_op = [0; 4];
+        for (k, &i) in used.iter().enumerate() {
+            per_op[i] = x[k + 1];
+        }
+        let candidate = (x[0], per_op);
+        let n = exact(&candidate);
+        if n > best_exact {
+            (best, best_exact) = (candidate, n);
+        }
+    }
+    best
+}
+
+/// Index sets of size `k` from `0..n`.
+fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
+    if k == 0 {
+        return vec![Vec::new()];
+    }
+    (k - 1..n)
+        .flat_map(|last| {
+            combinations(last, k - 1).into_iter().map(move |mut c| {
+                c.push(last);
+                c
+            })
+        })
+        .collect()
+}
+
+/// Solves `rows` (each `unknowns` coefficients then the right-hand side) by Gaussian
+/// elimination; `None` when fewer independent rows than unknowns. Rounds to whole gas.
+fn solve(mut m: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<i64>> {
+    if m.len() < unknowns {
+        return None;
+    }
+    for col in 0..unknowns {
+        let pivot = (col..m.len()).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() < 1e-9 {
+            return None;
+        }
+        m.swap(col, pivot);
+        for r in 0..m.len() {
+            if r != col {
+                let factor = m[r][col] / m[col][col];
+                for c in col..=unknowns {
+                    m[r][c] -= factor * m[col][c];
+                }
+            }
+        }
+    }
+    Some(
+        (0..unknowns)
+            .map(|i| (m[i][unknowns] / m[i][i]).round() as i64)
+            .collect(),
+    )
+}

@@ -1,0 +1,56 @@
+//! The probe's validation relation: per message, probe-build gas minus the gas of the plain
+//! build's heap-base twin is a per-message constant plus a constant per call of each op.
+//! Gas is deterministic, so the relation is asserted to hold exactly for (nearly) every message.
+
+use galloc_lab::measure::{measure_case, validate, Builds};
+use galloc_lab::scenario::select;
+use galloc_lab::workspace::Workspace;
+
+fn check(variant_id: &str, min_exact_pct: f64) {
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let variant = galloc_variants::find(variant_id).unwrap();
+    let case = select("nft-stress").unwrap()[0];
+    let scenario = (case.make)();
+    let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
+    let m = measure_case(&builds, &scenario, |_| {}).unwrap();
+    let row = validate("gtest", &scenario, variant, &builds, &m);
+    eprintln!("{row:?}");
+
+    // The twin really has the probe build's heap base.
+    assert_eq!(
+        builds.twin.as_ref().unwrap_or(&builds.plain).heap_base,
+        builds.probe.heap_base
+    );
+    let after_init = row.messages - 1;
+    let exact_pct = 100.0 * row.exact_messages as f64 / after_init as f64;
+    assert!(
+        exact_pct >= min_exact_pct,
+        "{variant_id}: only {exact_pct:.2}% exact: {row:?}"
+    );
+    assert!(
+        row.residual_pct < 0.0001,
+        "{variant_id}: residual {}%",
+        row.residual_pct
+    );
+
+    // Each call pays two counter reads (one is the calibration) plus bookkeeping.
+    let read = m.probe.probe.as_ref().unwrap().calibration as i64;
+    for overhead in [row.overhead_malloc, row.overhead_free] {
+        assert!(
+            (2 * read..3 * read).contains(&overhead),
+            "{overhead} vs read {read}"
+        );
+    }
+    // `init` pays the one-time calibration: about two reads.
+    assert!((read..3 * read).contains(&row.calibration_gas), "{row:?}");
+}
+
+#[test]
+fn relation_is_exact_for_shipping() {
+    check("shipping", 100.0);
+}
+
+#[test]
+fn relation_is_nearly_exact_for_the_default_variant() {
+    check(galloc_variants::DEFAULT, 98.0);
+}
