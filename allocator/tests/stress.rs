@@ -156,34 +156,30 @@ fn randomized_ops_against_a_shadow_model() {
             rng.gen_range(0..100)
         };
         match roll {
-            0..=34 if !full => {
+            0..=44 if !full => {
+                // malloc 35 times in 45, calloc the rest.
+                let zeroed = roll >= 35;
                 let layout = random_layout(&mut rng);
                 // SAFETY: the pointer is checked and owned by the shadow until freed.
-                let ptr = unsafe { heap.alloc(layout) };
-                assert!(!ptr.is_null(), "op {n}: malloc {layout:?} returned null");
-                let mut block = Block {
-                    ptr,
-                    layout,
-                    tag: 0,
-                    id: 0,
+                let ptr = unsafe {
+                    if zeroed {
+                        heap.alloc_zeroed(layout)
+                    } else {
+                        heap.alloc(layout)
+                    }
                 };
-                block.fill(rng.gen_range(1..=255), n);
-                reused += u64::from(!seen_addrs.insert(ptr as usize));
-                new_blocks += 1;
-                shadow.insert(block);
-                counts[0] += 1;
-            }
-            35..=44 if !full => {
-                let layout = random_layout(&mut rng);
-                // SAFETY: as for malloc.
-                let ptr = unsafe { heap.alloc_zeroed(layout) };
-                assert!(!ptr.is_null(), "op {n}: calloc {layout:?} returned null");
-                // SAFETY: live block of `layout.size()` bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
                 assert!(
-                    bytes.iter().all(|&b| b == 0),
-                    "op {n}: calloc {layout:?} not zeroed"
+                    !ptr.is_null(),
+                    "op {n}: {layout:?} (zeroed: {zeroed}) returned null"
                 );
+                if zeroed {
+                    // SAFETY: live block of `layout.size()` bytes.
+                    let bytes = unsafe { std::slice::from_raw_parts(ptr, layout.size()) };
+                    assert!(
+                        bytes.iter().all(|&b| b == 0),
+                        "op {n}: calloc {layout:?} not zeroed"
+                    );
+                }
                 let mut block = Block {
                     ptr,
                     layout,
@@ -194,7 +190,7 @@ fn randomized_ops_against_a_shadow_model() {
                 reused += u64::from(!seen_addrs.insert(ptr as usize));
                 new_blocks += 1;
                 shadow.insert(block);
-                counts[1] += 1;
+                counts[usize::from(zeroed)] += 1;
             }
             45..=64 => {
                 let index = rng.gen_range(0..shadow.live.len());

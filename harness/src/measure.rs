@@ -3,7 +3,7 @@
 
 use crate::backend::gtest::GtestBackend;
 use crate::build::{build, Artifact, BuildRequest, PostProcess};
-use crate::results::{round, MessageRow, OpRow, TotalRow, ValidationRow};
+use crate::results::{round, ArtifactRow, MessageRow, OpRow, TotalRow, ValidationRow};
 use crate::run::{run_case, CaseRun};
 use crate::scenario::Scenario;
 use crate::wasm::inspect;
@@ -89,6 +89,24 @@ impl Builds {
             twin,
             pad,
         })
+    }
+}
+
+impl Builds {
+    /// One row per distinct build, for `results/artifacts.csv`.
+    pub fn rows(&self, package: &str, variant: &str) -> Vec<ArtifactRow> {
+        let row = |build: &str, a: &Artifact, pad: u32| ArtifactRow {
+            package: package.into(),
+            variant: variant.into(),
+            build: build.into(),
+            layout_pad_bytes: pad,
+            bytes: a.bytes.len() as u64,
+            heap_base: a.heap_base.unwrap_or(0),
+            sha256: a.sha256.clone(),
+        };
+        let mut rows = vec![row("plain", &self.plain, 0), row("probe", &self.probe, 0)];
+        rows.extend(self.twin.as_ref().map(|t| row("twin", t, self.pad)));
+        rows
     }
 }
 

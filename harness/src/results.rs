@@ -99,6 +99,23 @@ pub struct ValidationRow {
     pub residual_pct: f64,
 }
 
+/// One deployed artifact: what was measured, byte for byte.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRow {
+    pub package: String,
+    pub variant: String,
+    /// `plain`, `probe` or `twin`.
+    pub build: String,
+    /// Static padding of a twin build, 0 otherwise.
+    pub layout_pad_bytes: u32,
+    /// Bytes of the `.opt.wasm`.
+    pub bytes: u64,
+    /// The linker's `__heap_base`.
+    pub heap_base: u32,
+    /// Hex SHA-256 of the `.opt.wasm`.
+    pub sha256: String,
+}
+
 /// One message of one case on one build pair.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MessageRow {

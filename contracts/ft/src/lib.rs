@@ -1,10 +1,11 @@
 //! A fungible-token program, written as Gear dapps are: the message types here (usable from
 //! host code), the program in `wasm.rs`.
-#![no_std]
+#![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
 
 use alloc::string::String;
+use gstd::collections::HashMap;
 use gstd::ActorId;
 use parity_scale_codec::{Decode, Encode};
 use scale_info::TypeInfo;
@@ -86,3 +87,106 @@ pub enum FtError {
 
 /// Every `handle` reply.
 pub type FtReply = Result<FtEvent, FtError>;
+
+#[allow(dead_code)] // name, symbol and decimals are state a real token keeps
+/// The token's state and rules: the program keeps one in a `static`; host code (the lab's
+/// scenarios) runs the same rules to know every reply to expect.
+pub struct FtState {
+    name: String,
+    symbol: String,
+    decimals: u8,
+    total_supply: u128,
+    balances: HashMap<ActorId, u128>,
+    allowances: HashMap<ActorId, HashMap<ActorId, u128>>,
+}
+
+impl FtState {
+    /// A token with nothing minted.
+    pub fn new(init: InitFt) -> Self {
+        FtState {
+            name: init.name,
+            symbol: init.symbol,
+            decimals: init.decimals,
+            total_supply: 0,
+            balances: HashMap::new(),
+            allowances: HashMap::new(),
+        }
+    }
+
+    /// `who`'s balance.
+    pub fn balance(&self, who: &ActorId) -> u128 {
+        self.balances.get(who).copied().unwrap_or(0)
+    }
+
+    /// Applies `action` sent by `sender`; on `Err` nothing has changed.
+    pub fn apply(&mut self, sender: ActorId, action: FtAction) -> FtReply {
+        match action {
+            FtAction::Mint(amount) => {
+                if sender.is_zero() {
+                    return Err(FtError::ZeroAddress);
+                }
+                let supply = self
+                    .total_supply
+                    .checked_add(amount)
+                    .ok_or(FtError::Overflow)?;
+                self.total_supply = supply;
+                *self.balances.entry(sender).or_default() += amount;
+                Ok(FtEvent::Minted { to: sender, amount })
+            }
+            FtAction::Burn(amount) => {
+                let balance = self.balance(&sender);
+                if balance < amount {
+                    return Err(FtError::InsufficientBalance);
+                }
+                self.balances.insert(sender, balance - amount);
+                self.total_supply -= amount;
+                Ok(FtEvent::Burned {
+                    from: sender,
+                    amount,
+                })
+            }
+            FtAction::Transfer { from, to, amount } => {
+                if to.is_zero() {
+                    return Err(FtError::ZeroAddress);
+                }
+                let balance = self.balance(&from);
+                if balance < amount {
+                    return Err(FtError::InsufficientBalance);
+                }
+                if from != sender {
+                    let allowed = self
+                        .allowances
+                        .get(&from)
+                        .and_then(|a| a.get(&sender))
+                        .copied()
+                        .unwrap_or(0);
+                    if allowed < amount {
+                        return Err(FtError::InsufficientAllowance);
+                    }
+                    if let Some(a) = self.allowances.get_mut(&from) {
+                        a.insert(sender, allowed - amount);
+                    }
+                }
+                self.balances.insert(from, balance - amount);
+                *self.balances.entry(to).or_default() += amount;
+                Ok(FtEvent::Transferred { from, to, amount })
+            }
+            FtAction::Approve { to, amount } => {
+                if to.is_zero() {
+                    return Err(FtError::ZeroAddress);
+                }
+                self.allowances
+                    .entry(sender)
+                    .or_default()
+                    .insert(to, amount);
+                Ok(FtEvent::Approved {
+                    from: sender,
+                    to,
+                    amount,
+                })
+            }
+            FtAction::TotalSupply => Ok(FtEvent::TotalSupply(self.total_supply)),
+            FtAction::BalanceOf(who) => Ok(FtEvent::Balance(self.balance(&who))),
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use galloc_lab::measure::{case_rows, measure_case, message_rows, validate, Builds};
 use galloc_lab::report;
-use galloc_lab::results::{read_csv, write_csv, OpRow, TotalRow, ValidationRow};
+use galloc_lab::results::{read_csv, write_csv, ArtifactRow, OpRow, TotalRow, ValidationRow};
 use galloc_lab::scenario::{self, Scenario};
 use galloc_lab::workspace::Workspace;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -57,6 +57,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
 
+    let artifact_rows: Vec<ArtifactRow> = builds
+        .iter()
+        .flat_map(|((package, variant), b)| b.rows(package, variant))
+        .collect();
+
     // Three runs per case and variant: plain, probe, twin.
     let total_messages: u64 = scenarios
         .iter()
@@ -108,6 +113,18 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     write_csv(&dir.join("totals.csv"), &totals)?;
     write_csv(&dir.join("ops.csv"), &ops)?;
     write_csv(&dir.join("probe-validation.csv"), &checks)?;
+    let artifact_rows = merge(
+        &dir.join("artifacts.csv"),
+        artifact_rows,
+        |r: &ArtifactRow| {
+            (
+                r.package.clone(),
+                key("gtest", "", &r.variant).1,
+                r.build.clone(),
+            )
+        },
+    )?;
+    write_csv(&dir.join("artifacts.csv"), &artifact_rows)?;
     // Per-message rows are large; they live beside the build, not in results/.
     write_csv(&ws.root().join("target/lab/messages.csv"), &per_message)?;
     std::fs::write(
@@ -115,7 +132,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         report::markdown(&totals, &ops, &checks),
     )?;
     println!("{}", report::summary(&totals));
-    eprintln!("wrote results/totals.csv, results/ops.csv, results/probe-validation.csv, results/README.md");
+    eprintln!("wrote results/{{totals,ops,probe-validation,artifacts}}.csv and results/README.md");
     Ok(())
 }
 

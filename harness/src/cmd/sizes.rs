@@ -9,10 +9,10 @@ use galloc_variants::{select, REFERENCE};
 
 /// The program that links the allocator alone.
 const PACKAGE: &str = "galloc-wasm-size";
-/// What the allocator may import from Gear: its page syscalls, and the gas counter with the
-/// probe.
+/// What the allocator may import from Gear: its page syscalls, and with the probe the gas
+/// counter and `gr_reply` (its `state` export answers with the records).
 const IMPORTS: &[&str] = &["env.alloc", "env.free", "env.free_range"];
-const PROBE_IMPORTS: &[&str] = &["env.gr_gas_available"];
+const PROBE_IMPORTS: &[&str] = &["env.gr_gas_available", "env.gr_reply"];
 const FILE: &str = "code-size.csv";
 
 #[derive(clap::Args)]

@@ -1,8 +1,11 @@
 //! Scenarios: the message sequences each case sends, written once for every backend.
 //!
 //! A scenario is data: who deploys what with which `init`, then steps of (sender, payload,
-//! expected outcome). Expected replies come from a small host model of each contract, so a
-//! broken contract or allocator cannot pass silently.
+//! expected outcome). Expected replies come from running the contract's own state rules
+//! (`FtState`, `NftState` in the contracts' `lib.rs`) on the host with the host's allocator:
+//! the program must answer exactly as they do, so an allocator or runtime fault that corrupts
+//! state or replies cannot pass silently. The rules themselves are checked against
+//! hand-written expectations in `harness/tests/contracts.rs`.
 
 mod ft;
 mod nft;

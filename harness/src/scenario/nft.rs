@@ -1,13 +1,12 @@
-//! The NFT cases, with a host model giving every expected reply.
+//! The NFT cases; the contract's own rules, run on the host, give every expected reply.
 
 use super::{Expect, Scenario, Step};
 use crate::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
-use nft::{InitNft, NftAction, NftError, NftEvent, NftReply, TokenId, TokenMetadata};
+use nft::{InitNft, NftAction, NftState, TokenId, TokenMetadata};
 use parity_scale_codec::Encode;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::collections::{BTreeMap, HashMap};
 
 type ActorId = gstd::ActorId;
 
@@ -15,101 +14,8 @@ fn actor(user: UserId) -> ActorId {
     ActorId::from(user)
 }
 
-/// The contract's semantics, on the host.
-#[derive(Default)]
-struct Model {
-    owners: BTreeMap<TokenId, ActorId>,
-    approvals: HashMap<TokenId, ActorId>,
-    next_token: TokenId,
-    transactions: HashMap<(ActorId, u64), NftEvent>,
-}
-
-impl Model {
-    fn owner(&self, token_id: TokenId) -> Result<ActorId, NftError> {
-        self.owners
-            .get(&token_id)
-            .copied()
-            .ok_or(NftError::TokenNotFound)
-    }
-
-    fn handle(&mut self, sender: ActorId, action: &NftAction) -> NftReply {
-        let tx = match action {
-            NftAction::Owner { token_id } => {
-                let owner = self.owner(*token_id)?;
-                return Ok(NftEvent::Owner {
-                    token_id: *token_id,
-                    owner,
-                });
-            }
-            NftAction::Mint { transaction_id, .. }
-            | NftAction::Burn { transaction_id, .. }
-            | NftAction::Transfer { transaction_id, .. }
-            | NftAction::Approve { transaction_id, .. } => *transaction_id,
-        };
-        if let Some(done) = self.transactions.get(&(sender, tx)) {
-            return Ok(done.clone());
-        }
-        let event = self.apply(sender, action)?;
-        self.transactions.insert((sender, tx), event.clone());
-        Ok(event)
-    }
-
-    fn apply(&mut self, sender: ActorId, action: &NftAction) -> NftReply {
-        match *action {
-            NftAction::Mint { .. } => {
-                let token_id = self.next_token;
-                self.next_token += 1;
-                self.owners.insert(token_id, sender);
-                Ok(NftEvent::Minted {
-                    to: sender,
-                    token_id,
-                })
-            }
-            NftAction::Burn { token_id, .. } => {
-                if self.owner(token_id)? != sender {
-                    return Err(NftError::NotOwner);
-                }
-                self.owners.remove(&token_id);
-                self.approvals.remove(&token_id);
-                Ok(NftEvent::Burned { token_id })
-            }
-            NftAction::Transfer { to, token_id, .. } => {
-                let owner = self.owner(token_id)?;
-                if to.is_zero() {
-                    return Err(NftError::ZeroAddress);
-                }
-                if owner != sender && self.approvals.get(&token_id) != Some(&sender) {
-                    return Err(NftError::NotApproved);
-                }
-                self.approvals.remove(&token_id);
-                self.owners.insert(token_id, to);
-                Ok(NftEvent::Transferred {
-                    from: owner,
-                    to,
-                    token_id,
-                })
-            }
-            NftAction::Approve { to, token_id, .. } => {
-                if self.owner(token_id)? != sender {
-                    return Err(NftError::NotOwner);
-                }
-                if to.is_zero() {
-                    return Err(NftError::ZeroAddress);
-                }
-                self.approvals.insert(token_id, to);
-                Ok(NftEvent::Approved {
-                    owner: sender,
-                    approved: to,
-                    token_id,
-                })
-            }
-            NftAction::Owner { .. } => unreachable!("answered in `handle`"),
-        }
-    }
-}
-
 struct Script {
-    model: Model,
+    model: NftState,
     steps: Vec<Step>,
     next_tx: u64,
 }
@@ -117,7 +23,7 @@ struct Script {
 impl Script {
     fn new() -> Self {
         Script {
-            model: Model::default(),
+            model: NftState::new(init()),
             steps: Vec::new(),
             next_tx: 0,
         }
@@ -129,7 +35,7 @@ impl Script {
     }
 
     fn send(&mut self, from: UserId, action: NftAction) {
-        let reply = self.model.handle(actor(from), &action);
+        let reply = self.model.handle(actor(from), action.clone());
         self.steps.push(Step {
             from,
             payload: action.encode(),
@@ -155,8 +61,8 @@ impl Script {
     }
 
     fn user_of(&self, token_id: TokenId) -> Option<UserId> {
-        let owner = self.model.owners.get(&token_id)?;
-        (1..=USERS).find(|u| actor(*u) == *owner)
+        let owner = self.model.owner_of(token_id)?;
+        (1..=USERS).find(|u| actor(*u) == owner)
     }
 
     fn finish(self, case: &'static str) -> Scenario {
@@ -164,18 +70,21 @@ impl Script {
             case,
             package: "lab-nft",
             deployer: DEFAULT_USER_ALICE,
-            init: InitNft {
-                name: "Lab collection".into(),
-                symbol: "LABNFT".into(),
-                base_uri: "https://galloc.lab/nft".into(),
-            }
-            .encode(),
+            init: init().encode(),
             steps: self.steps,
         }
     }
 }
 
 const USERS: UserId = 50;
+
+fn init() -> InitNft {
+    InitNft {
+        name: "Lab collection".into(),
+        symbol: "LABNFT".into(),
+        base_uri: "https://galloc.lab/nft".into(),
+    }
+}
 
 /// The 2023 study's NFT case: init, mint one token, burn it.
 pub fn basic() -> Scenario {
@@ -207,7 +116,7 @@ pub fn stress() -> Scenario {
         }
     };
     for _ in 0..600 {
-        let token_id = rng.gen_range(0..s.model.next_token + 5); // a few never-minted ids
+        let token_id = rng.gen_range(0..s.model.minted() + 5); // a few never-minted ids
         let owner = s.user_of(token_id);
         let sender = match owner {
             Some(o) if rng.gen_bool(0.85) => o,
@@ -272,6 +181,7 @@ pub fn stress() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nft::{NftError, NftEvent, NftReply};
 
     #[test]
     fn basic_mints_then_burns_token_zero() {
