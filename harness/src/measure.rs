@@ -355,11 +355,15 @@ fn solve(mut m: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<i64>> {
             return None;
         }
         m.swap(col, pivot);
-        for r in 0..m.len() {
+        let pivot_row = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
             if r != col {
-                let factor = m[r][col] / m[col][col];
-                for c in col..=unknowns {
-                    m[r][c] -= factor * m[col][c];
+                let factor = row[col] / pivot_row[col];
+                for (x, p) in row[col..=unknowns]
+                    .iter_mut()
+                    .zip(&pivot_row[col..=unknowns])
+                {
+                    *x -= factor * p;
                 }
             }
         }

@@ -10,7 +10,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -59,6 +59,9 @@ pub fn summary(totals: &[TotalRow]) -> String {
     out
 }
 
+/// A row of the per-op table: its name and how a cell is drawn from an op's row.
+type Line<'a> = (&'a str, &'a dyn Fn(&OpRow) -> String);
+
 /// The seed study's table for one case and variant: rows avg/min/max/count/total/share,
 /// columns malloc/calloc/realloc/free.
 fn op_table(out: &mut String, rows: &[&OpRow]) {
@@ -70,7 +73,7 @@ fn op_table(out: &mut String, rows: &[&OpRow]) {
     };
     let _ = writeln!(out, "| | {} |", OPS.join(" | "));
     let _ = writeln!(out, "| --- |{}", " ---: |".repeat(OPS.len()));
-    let lines: [(&str, &dyn Fn(&OpRow) -> String); 6] = [
+    let lines: [Line; 6] = [
         ("avg", &|r| thousands(r.avg)),
         ("min", &|r| thousands(r.min)),
         ("max", &|r| thousands(r.max)),

@@ -46,13 +46,15 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let mut builds: BTreeMap<(&str, &str), Builds> = BTreeMap::new();
     for s in &scenarios {
         for v in &variants {
-            if !builds.contains_key(&(s.package, v.id)) {
+            if let std::collections::btree_map::Entry::Vacant(slot) =
+                builds.entry((s.package, v.id))
+            {
                 let log = |line: &str| {
                     if !args.quiet {
                         eprintln!("{line}");
                     }
                 };
-                builds.insert((s.package, v.id), Builds::new(ws, s.package, v, log)?);
+                slot.insert(Builds::new(ws, s.package, v, log)?);
             }
         }
     }
