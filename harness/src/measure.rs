@@ -214,55 +214,68 @@ pub fn case_rows(
     (total, ops)
 }
 
-/// Fits `probe - twin = per_message + sum over ops of per_op[op] * calls[op]` over the
-/// messages after `init` (whose excess is the probe's one-time calibration), and counts the
-/// messages where it holds exactly.
-pub fn validate(
-    backend: &str,
-    s: &Scenario,
-    v: &Variant,
-    builds: &Builds,
-    m: &CaseMeasurement,
-) -> ValidationRow {
-    let (plain, twin, probed) = (&m.plain, &m.twin, &m.probe);
-    let points: Vec<([i64; 4], i64)> = twin
+/// `(calls per op, probe gas - twin gas)` per message, `init` first.
+fn differences(m: &CaseMeasurement) -> Vec<([i64; 4], i64)> {
+    m.twin
         .messages
         .iter()
-        .zip(&probed.messages)
+        .zip(&m.probe.messages)
         .map(|(p, q)| {
             let calls = q.op_counts.expect("probe counts").map(|c| c as i64);
             (calls, q.cost as i64 - p.cost as i64)
         })
+        .collect()
+}
+
+/// Fits `probe - twin = per_message + sum over ops of per_op[op] * calls[op]` once for a
+/// build (the constants belong to the code, not to a case), over the messages after `init`
+/// of every case run on it (`init` also pays the probe's one-time calibration), then gives
+/// each case's row: how many of its messages the fit matches to the unit.
+pub fn validate(
+    backend: &str,
+    v: &Variant,
+    builds: &Builds,
+    runs: &[(&Scenario, &CaseMeasurement)],
+) -> Vec<ValidationRow> {
+    let per_case: Vec<Vec<([i64; 4], i64)>> = runs.iter().map(|(_, m)| differences(m)).collect();
+    let pooled: Vec<([i64; 4], i64)> = per_case
+        .iter()
+        .flat_map(|d| d[1..].iter().copied())
         .collect();
-    let (per_message, per_op) = fit(&points[1..]);
+    let (per_message, per_op) = fit(&pooled);
     let residual = |(calls, diff): &([i64; 4], i64)| {
         diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
     };
-    let residuals: Vec<u64> = points[1..]
-        .iter()
-        .map(|p| residual(p).unsigned_abs())
-        .collect();
-    ValidationRow {
-        backend: backend.into(),
-        case: s.case.into(),
-        variant: v.id.into(),
-        unit: "gas".into(),
-        messages: points.len() as u64,
-        layout_pad_bytes: builds.pad,
-        layout_shift_gas: twin.total_cost() as i64 - plain.total_cost() as i64,
-        overhead_per_message: per_message,
-        overhead_malloc: per_op[Op::Malloc as usize],
-        overhead_calloc: per_op[Op::Calloc as usize],
-        overhead_realloc: per_op[Op::Realloc as usize],
-        overhead_free: per_op[Op::Free as usize],
-        calibration_gas: points.first().map_or(0, residual),
-        exact_messages: residuals.iter().filter(|r| **r == 0).count() as u64,
-        max_abs_residual: residuals.iter().copied().max().unwrap_or(0),
-        residual_pct: round(
-            100.0 * residuals.iter().sum::<u64>() as f64 / twin.total_cost() as f64,
-            6,
-        ),
-    }
+    runs.iter()
+        .zip(&per_case)
+        .map(|((s, m), points)| {
+            let residuals: Vec<u64> = points[1..]
+                .iter()
+                .map(|p| residual(p).unsigned_abs())
+                .collect();
+            ValidationRow {
+                backend: backend.into(),
+                case: s.case.into(),
+                variant: v.id.into(),
+                unit: "gas".into(),
+                messages: points.len() as u64,
+                layout_pad_bytes: builds.pad,
+                layout_shift_gas: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
+                overhead_per_message: per_message,
+                overhead_malloc: per_op[Op::Malloc as usize],
+                overhead_calloc: per_op[Op::Calloc as usize],
+                overhead_realloc: per_op[Op::Realloc as usize],
+                overhead_free: per_op[Op::Free as usize],
+                calibration_gas: points.first().map_or(0, residual),
+                exact_messages: residuals.iter().filter(|r| **r == 0).count() as u64,
+                max_abs_residual: residuals.iter().copied().max().unwrap_or(0),
+                residual_pct: round(
+                    100.0 * residuals.iter().sum::<u64>() as f64 / m.twin.total_cost() as f64,
+                    6,
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Solves `diff = per_message + per_op . calls` exactly from a few message kinds and keeps the

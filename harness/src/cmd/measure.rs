@@ -2,7 +2,9 @@
 //! and the report.
 
 use anyhow::{bail, Result};
-use galloc_lab::measure::{case_rows, measure_case, message_rows, validate, Builds};
+use galloc_lab::measure::{
+    case_rows, measure_case, message_rows, validate, Builds, CaseMeasurement,
+};
 use galloc_lab::report;
 use galloc_lab::results::{read_csv, write_csv, ArtifactRow, OpRow, TotalRow, ValidationRow};
 use galloc_lab::scenario::{self, Scenario};
@@ -81,6 +83,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 
     let (mut totals, mut ops, mut checks) = (Vec::new(), Vec::new(), Vec::new());
     let mut per_message = Vec::new();
+    let mut measured: BTreeMap<(&str, &str), Vec<(&Scenario, CaseMeasurement)>> = BTreeMap::new();
     for s in &scenarios {
         for v in &variants {
             let b = &builds[&(s.package, v.id)];
@@ -94,9 +97,15 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             let (total, op_rows) = case_rows("gtest", s, v, &m, b.plain.bytes.len() as u64);
             totals.push(total);
             ops.extend(op_rows);
-            checks.push(validate("gtest", s, v, b, &m));
             per_message.extend(message_rows("gtest", s, v, &m));
+            measured.entry((s.package, v.id)).or_default().push((s, m));
         }
+    }
+    // The probe's overhead is a property of each build: validated over all its cases at once.
+    for ((package, variant), runs) in &measured {
+        let v = galloc_variants::find(variant)?;
+        let runs: Vec<_> = runs.iter().map(|(s, m)| (*s, m)).collect();
+        checks.extend(validate("gtest", v, &builds[&(*package, *variant)], &runs));
     }
     bar.finish_and_clear();
 
