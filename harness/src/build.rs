@@ -229,6 +229,7 @@ fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
     Ok(())
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

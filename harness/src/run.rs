@@ -1,6 +1,7 @@
 //! Runs a scenario on a backend, checking every reply, and reads the probe after each message.
 
 use crate::backend::{Backend, Outcome};
+use crate::build::hex;
 use crate::scenario::{Expect, Scenario};
 use anyhow::{bail, Context, Result};
 use galloc::probe::{Op, ProbeStats};
@@ -81,10 +82,6 @@ fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) 
         );
     }
     Ok(())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Deploys `code`, sends every step of `scenario`, checks each outcome, and (when `probe`)

@@ -8,17 +8,11 @@
 //! then 30 rounds in which users 1-130 each ask their balance and send 1 to user 1 (users
 //! 121-130 hold nothing, so those transfers are refused: the error path is measured too).
 
-use super::{Expect, Scenario, Step};
+use super::{actor, Scenario, Step};
 use crate::backend::UserId;
 use ft::{FtAction, FtState, InitFt};
 use gtest::constants::DEFAULT_USER_ALICE;
 use parity_scale_codec::Encode;
-
-type ActorId = gstd::ActorId;
-
-fn actor(user: UserId) -> ActorId {
-    ActorId::from(user)
-}
 
 /// Collects steps, answering each from the model.
 struct Script {
@@ -29,11 +23,7 @@ struct Script {
 impl Script {
     fn send(&mut self, from: UserId, action: FtAction) {
         let reply = self.model.apply(actor(from), action.clone());
-        self.steps.push(Step {
-            from,
-            payload: action.encode(),
-            expect: Expect::Reply(reply.encode()),
-        });
+        self.steps.push(Step::expecting(from, &action, &reply));
     }
 
     fn transfer(&mut self, from: UserId, to: UserId, amount: u128) {
@@ -114,6 +104,7 @@ pub fn stress_full() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Expect;
     use ft::{FtError, FtReply};
 
     #[test]

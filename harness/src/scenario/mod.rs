@@ -12,6 +12,7 @@ mod nft;
 
 use crate::backend::UserId;
 use anyhow::Result;
+use parity_scale_codec::Encode;
 
 /// What a step must produce.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +32,22 @@ pub struct Step {
     pub payload: Vec<u8>,
     /// What it must produce.
     pub expect: Expect,
+}
+
+impl Step {
+    /// `action` sent by `from`, which must be answered with exactly `reply`.
+    fn expecting(from: UserId, action: &impl Encode, reply: &impl Encode) -> Step {
+        Step {
+            from,
+            payload: action.encode(),
+            expect: Expect::Reply(reply.encode()),
+        }
+    }
+}
+
+/// The account a scenario's user number stands for.
+fn actor(user: UserId) -> gstd::ActorId {
+    gstd::ActorId::from(user)
 }
 
 /// One case: a contract and the messages sent to it.

@@ -1,18 +1,12 @@
 //! The NFT cases; the contract's own rules, run on the host, give every expected reply.
 
-use super::{Expect, Scenario, Step};
+use super::{actor, Scenario, Step};
 use crate::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
 use nft::{InitNft, NftAction, NftState, TokenId, TokenMetadata};
 use parity_scale_codec::Encode;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-
-type ActorId = gstd::ActorId;
-
-fn actor(user: UserId) -> ActorId {
-    ActorId::from(user)
-}
 
 struct Script {
     model: NftState,
@@ -36,11 +30,7 @@ impl Script {
 
     fn send(&mut self, from: UserId, action: NftAction) {
         let reply = self.model.handle(actor(from), action.clone());
-        self.steps.push(Step {
-            from,
-            payload: action.encode(),
-            expect: Expect::Reply(reply.encode()),
-        });
+        self.steps.push(Step::expecting(from, &action, &reply));
     }
 
     fn mint(&mut self, from: UserId, n: u64) {
@@ -181,6 +171,7 @@ pub fn stress() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Expect;
     use nft::{NftError, NftEvent, NftReply};
 
     #[test]
