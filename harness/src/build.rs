@@ -149,14 +149,18 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let raw = dir.join(format!("{config}.wasm"));
     let unchanged = std::fs::read(&raw).is_ok_and(|old| old == bytes);
     if !unchanged {
-        std::fs::write(&raw, &bytes).with_context(|| format!("cannot write {}", raw.display()))?;
+        let tmp = temp_beside(&raw);
+        std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+        publish(&tmp, &raw)?;
     }
     let path = match req.post {
         PostProcess::None => raw,
         PostProcess::Gear => {
             let opt = dir.join(format!("{config}.opt.wasm"));
             if !(unchanged && opt.is_file()) {
-                gear_post_process(&raw, &opt)?;
+                let tmp = temp_beside(&opt);
+                gear_post_process(&raw, &tmp)?;
+                publish(&tmp, &opt)?;
             }
             opt
         }
@@ -227,6 +231,23 @@ fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// A fresh path next to `path`: concurrent builds of one configuration (parallel tests) each
+/// write their own file, then [`publish`] renames it into place, so no reader ever sees a
+/// half-written module.
+fn temp_beside(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}-{n}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Atomically replaces `to` with `from`.
+fn publish(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to)
+        .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))
 }
 
 /// Lower-case hex of `bytes`.
