@@ -158,6 +158,27 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     Ok(())
 }
 
+/// The rows of `path` with those whose key is in `fresh` replaced by `fresh`, sorted by key:
+/// re-running a subset updates only its rows. A file in an older row format is replaced whole.
+pub fn merge<T: DeserializeOwned, K: Ord>(
+    path: &Path,
+    fresh: Vec<T>,
+    key: impl Fn(&T) -> K,
+) -> Result<Vec<T>> {
+    let mut all: Vec<T> = match path.exists().then(|| read_csv(path)) {
+        Some(Ok(rows)) => rows,
+        Some(Err(e)) => {
+            eprintln!("warning: replacing {} whole: {e:#}", path.display());
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    all.retain(|old| !fresh.iter().any(|f| key(f) == key(old)));
+    all.extend(fresh);
+    all.sort_by_key(|r| key(r));
+    Ok(all)
+}
+
 /// Reads CSV rows written by [`write_csv`].
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let mut reader = csv::Reader::from_path(path).with_context(|| {

@@ -6,7 +6,7 @@ use galloc_lab::measure::{
     case_rows, measure_case, message_rows, validate, Builds, CaseMeasurement,
 };
 use galloc_lab::report;
-use galloc_lab::results::{read_csv, write_csv, ArtifactRow, OpRow, TotalRow, ValidationRow};
+use galloc_lab::results::{merge, write_csv, ArtifactRow, OpRow, TotalRow, ValidationRow};
 use galloc_lab::scenario::{self, Scenario};
 use galloc_lab::workspace::Workspace;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -161,23 +161,4 @@ fn key(backend: &str, case: &str, variant: &str) -> (usize, usize, usize) {
         .position(|b| *b == backend)
         .unwrap_or(usize::MAX);
     (case, variant, backend)
-}
-
-/// Replaces the rows of what was rerun, keeps the rest, and sorts into report order.
-fn merge<T, K: Ord>(path: &std::path::Path, fresh: Vec<T>, key: impl Fn(&T) -> K) -> Result<Vec<T>>
-where
-    T: serde::de::DeserializeOwned,
-{
-    let mut all: Vec<T> = match path.exists().then(|| read_csv(path)) {
-        Some(Ok(rows)) => rows,
-        Some(Err(e)) => {
-            eprintln!("warning: replacing {} whole: {e:#}", path.display());
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
-    all.retain(|old| !fresh.iter().any(|f| key(f) == key(old)));
-    all.extend(fresh);
-    all.sort_by_key(|r| key(r));
-    Ok(all)
 }

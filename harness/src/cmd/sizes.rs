@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Result};
 use galloc_lab::build::{build, BuildRequest, PostProcess};
-use galloc_lab::results::{read_csv, write_csv, CodeSizeRow};
+use galloc_lab::results::{merge, read_csv, write_csv, CodeSizeRow};
 use galloc_lab::wasm::{check_gear_rules, inspect};
 use galloc_lab::workspace::Workspace;
 use galloc_variants::{select, REFERENCE};
@@ -97,19 +97,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
         eprintln!("code sizes match results/{FILE}");
     } else {
-        // Keep rows of variants not rebuilt this time (none if the file's format is older).
-        let mut all: Vec<CodeSizeRow> = match path.exists().then(|| read_csv(&path)) {
-            Some(Ok(rows)) => rows,
-            Some(Err(e)) => {
-                eprintln!("warning: replacing results/{FILE} whole: {e:#}");
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
-        all.retain(|old| !rows.iter().any(|r| r.variant == old.variant));
-        all.extend(rows);
         let order = |id: &str| galloc_variants::VARIANTS.iter().position(|v| v.id == id);
-        all.sort_by_key(|r| (order(&r.variant), r.probe));
+        let all = merge(&path, rows, |r: &CodeSizeRow| (order(&r.variant), r.probe))?;
         write_csv(&path, &all)?;
         eprintln!("wrote {}", path.display());
     }
