@@ -2,6 +2,7 @@
 //! give (totals, per-op, per-message, and the probe's validation).
 
 use crate::backend::gtest::GtestBackend;
+use crate::backend::{Backend, Unit};
 use crate::build::{build, Artifact, BuildRequest, PostProcess};
 use crate::results::{round, ArtifactRow, MessageRow, OpRow, TotalRow, ValidationRow};
 use crate::run::{run_case, CaseRun};
@@ -112,6 +113,10 @@ impl Builds {
 
 /// The three runs of one case on one variant.
 pub struct CaseMeasurement {
+    /// The backend that ran it, as results name it.
+    pub backend: &'static str,
+    /// The unit of every cost in the runs.
+    pub unit: Unit,
     /// The plain build, as deployed.
     pub plain: CaseRun,
     /// The probe build.
@@ -128,8 +133,10 @@ pub fn measure_case(
     scenario: &Scenario,
     mut progress: impl FnMut(&str),
 ) -> Result<CaseMeasurement> {
+    let (mut name, mut unit) = ("", Unit::Gas);
     let mut run = |artifact: &Artifact, probe: bool| -> Result<CaseRun> {
         let mut backend = GtestBackend::new();
+        (name, unit) = (backend.name(), backend.unit());
         run_case(&mut backend, &artifact.bytes, scenario, probe, || {
             progress(&artifact.config)
         })
@@ -140,24 +147,25 @@ pub fn measure_case(
         Some(twin) => run(twin, false)?,
         None => plain.clone(),
     };
-    Ok(CaseMeasurement { plain, probe, twin })
+    Ok(CaseMeasurement {
+        backend: name,
+        unit,
+        plain,
+        probe,
+        twin,
+    })
 }
 
-pub fn message_rows(
-    backend: &str,
-    s: &Scenario,
-    v: &Variant,
-    m: &CaseMeasurement,
-) -> Vec<MessageRow> {
+pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<MessageRow> {
     m.twin
         .messages
         .iter()
         .zip(&m.probe.messages)
         .map(|(p, q)| MessageRow {
-            backend: backend.into(),
+            backend: m.backend.into(),
             case: s.case.into(),
             variant: v.id.into(),
-            unit: "gas".into(),
+            unit: m.unit.name().into(),
             message: p.index as u64,
             gas: p.cost,
             probe_build_gas: q.cost,
@@ -171,7 +179,6 @@ pub fn message_rows(
 }
 
 pub fn case_rows(
-    backend: &str,
     s: &Scenario,
     v: &Variant,
     m: &CaseMeasurement,
@@ -186,10 +193,10 @@ pub fn case_rows(
         .map(|&op| {
             let o = stats.op(op);
             OpRow {
-                backend: backend.into(),
+                backend: m.backend.into(),
                 case: s.case.into(),
                 variant: v.id.into(),
-                unit: "gas".into(),
+                unit: m.unit.name().into(),
                 op: op.name().into(),
                 count: o.count,
                 total: o.total,
@@ -201,10 +208,10 @@ pub fn case_rows(
         })
         .collect();
     let total = TotalRow {
-        backend: backend.into(),
+        backend: m.backend.into(),
         case: s.case.into(),
         variant: v.id.into(),
-        unit: "gas".into(),
+        unit: m.unit.name().into(),
         messages: m.plain.messages.len() as u64,
         total_gas,
         allocator_gas,
@@ -232,7 +239,6 @@ fn differences(m: &CaseMeasurement) -> Vec<([i64; 4], i64)> {
 /// of every case run on it (`init` also pays the probe's one-time calibration), then gives
 /// each case's row: how many of its messages the fit matches to the unit.
 pub fn validate(
-    backend: &str,
     v: &Variant,
     builds: &Builds,
     runs: &[(&Scenario, &CaseMeasurement)],
@@ -254,10 +260,10 @@ pub fn validate(
                 .map(|p| residual(p).unsigned_abs())
                 .collect();
             ValidationRow {
-                backend: backend.into(),
+                backend: m.backend.into(),
                 case: s.case.into(),
                 variant: v.id.into(),
-                unit: "gas".into(),
+                unit: m.unit.name().into(),
                 messages: points.len() as u64,
                 layout_pad_bytes: builds.pad,
                 layout_shift_gas: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,

@@ -13,7 +13,7 @@ fn check(variant_id: &str, min_exact_pct: f64) {
     let scenario = (case.make)();
     let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
     let m = measure_case(&builds, &scenario, |_| {}).unwrap();
-    let row = validate("gtest", variant, &builds, &[(&scenario, &m)]).remove(0);
+    let row = validate(variant, &builds, &[(&scenario, &m)]).remove(0);
     eprintln!("{row:?}");
 
     // The twin really has the probe build's heap base.

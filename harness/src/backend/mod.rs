@@ -35,6 +35,16 @@ pub enum Unit {
     Fuel,
 }
 
+impl Unit {
+    /// The name result rows carry in their `unit` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Gas => "gas",
+            Unit::Fuel => "fuel",
+        }
+    }
+}
+
 /// A place to run Gear programs and measure them.
 pub trait Backend {
     /// Short name used in results (`gtest`, `wasmtime`, `node`).

@@ -94,10 +94,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             if b.twin.is_none() {
                 bar.inc(m.plain.messages.len() as u64);
             }
-            let (total, op_rows) = case_rows("gtest", s, v, &m, b.plain.bytes.len() as u64);
+            let (total, op_rows) = case_rows(s, v, &m, b.plain.bytes.len() as u64);
             totals.push(total);
             ops.extend(op_rows);
-            per_message.extend(message_rows("gtest", s, v, &m));
+            per_message.extend(message_rows(s, v, &m));
             measured.entry((s.package, v.id)).or_default().push((s, m));
         }
     }
@@ -105,7 +105,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     for ((package, variant), runs) in &measured {
         let v = galloc_variants::find(variant)?;
         let runs: Vec<_> = runs.iter().map(|(s, m)| (*s, m)).collect();
-        checks.extend(validate("gtest", v, &builds[&(*package, *variant)], &runs));
+        checks.extend(validate(v, &builds[&(*package, *variant)], &runs));
     }
     bar.finish_and_clear();
 
