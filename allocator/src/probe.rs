@@ -5,11 +5,15 @@
 //! recorded per operation as count, total, min, max and a fixed histogram. Nothing here
 //! allocates: the records live in the probe.
 //!
-//! Calibration: gas is deterministic, so the counter's own cost is measured, not assumed. Two
-//! back-to-back reads differ by exactly what one read adds inside a bracket (its syscall
-//! weight plus the instructions between); that difference is taken once, on the first
-//! operation, before any bracket, and subtracted from every record. The raw figures can be
-//! recovered as `total + count * calibration`.
+//! The bracket is one never-inlined function, so the measured code is the same in every
+//! build that wraps the same allocator, whatever its caller does afterwards (a trace build
+//! hands each record to the host; see [`TracingGas`]).
+//!
+//! Calibration: gas is deterministic, so the counter's own cost is measured, not assumed. An
+//! empty bracket costs exactly what the bracket adds around any call (the read's syscall
+//! weight plus the instructions between the reads); it is measured once, on the first
+//! operation, and subtracted from every record. The raw figures can be recovered as
+//! `total + count * calibration`.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
@@ -18,6 +22,99 @@ use core::cell::UnsafeCell;
 pub trait GasMeter {
     /// Gas left now.
     fn gas_available(&self) -> u64;
+
+    /// Hears every measured call, after its cost is known and outside the measured bracket.
+    /// Meters that only count keep this default, which compiles to nothing.
+    #[inline(always)]
+    fn record(&self, _event: &OpEvent) {}
+}
+
+/// Gear's gas counter, also handing every measured call to the lab's host (feature `trace`).
+///
+/// Only the lab's wasmtime meter provides the `galloc_lab.trace` import; Gear rejects such a
+/// module, so trace builds are never deployed. The call happens after the bracket closes,
+/// so each op's recorded cost is the same as in the plain probe build.
+#[cfg(feature = "trace")]
+#[derive(Clone, Copy, Default)]
+pub struct TracingGas;
+
+#[cfg(all(target_arch = "wasm32", feature = "trace"))]
+#[link(wasm_import_module = "galloc_lab")]
+unsafe extern "C" {
+    /// `op` is [`Op`] as a number; pointers and sizes are 32-bit on Wasm.
+    #[link_name = "trace"]
+    fn galloc_lab_trace(
+        op: u32,
+        ptr: u32,
+        size: u32,
+        align: u32,
+        new_size: u32,
+        result: u32,
+        cost: u64,
+    );
+}
+
+#[cfg(all(target_arch = "wasm32", feature = "trace"))]
+impl GasMeter for TracingGas {
+    #[inline(always)]
+    fn gas_available(&self) -> u64 {
+        GearGas.gas_available()
+    }
+
+    #[inline(always)]
+    fn record(&self, e: &OpEvent) {
+        // SAFETY: the host reads the arguments only.
+        unsafe {
+            galloc_lab_trace(
+                e.op as u32,
+                e.ptr as u32,
+                e.size as u32,
+                e.align as u32,
+                e.new_size as u32,
+                e.result as u32,
+                e.cost,
+            )
+        }
+    }
+}
+
+/// The meter this build's probe reads: Gear's gas counter, traced with feature `trace`.
+#[cfg(all(target_arch = "wasm32", feature = "trace"))]
+pub type Meter = TracingGas;
+/// The meter this build's probe reads: Gear's gas counter, traced with feature `trace`.
+#[cfg(all(target_arch = "wasm32", not(feature = "trace")))]
+pub type Meter = GearGas;
+
+/// One measured allocator call, as a tracing meter hears it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpEvent {
+    /// Which entry point.
+    pub op: Op,
+    /// The block passed in (`realloc`, `free`); 0 for `malloc` and `calloc`.
+    pub ptr: usize,
+    /// The layout's size: the request for `malloc`/`calloc`, the old size otherwise.
+    pub size: usize,
+    /// The layout's alignment.
+    pub align: usize,
+    /// `realloc`'s new size; 0 for the other ops.
+    pub new_size: usize,
+    /// The block returned (0 for `free`, and for a failed request).
+    pub result: usize,
+    /// Calibrated cost, as recorded in the statistics.
+    pub cost: u64,
+}
+
+impl OpEvent {
+    /// Before the first call.
+    pub const NONE: OpEvent = OpEvent {
+        op: Op::Malloc,
+        ptr: 0,
+        size: 0,
+        align: 0,
+        new_size: 0,
+        result: 0,
+        cost: 0,
+    };
 }
 
 /// Gear's `gr_gas_available` syscall.
@@ -205,6 +302,10 @@ pub struct Probe<A, M> {
     inner: A,
     meter: M,
     stats: UnsafeCell<ProbeStats>,
+    /// The last call, kept in every probe build (not only traced ones) so that a trace
+    /// build's bracket compiles to the very same code as the probe build's: both keep the
+    /// call's arguments alive past it. Trace and probe builds then record equal costs.
+    last: UnsafeCell<OpEvent>,
 }
 
 // SAFETY: Gear programs are single-threaded; the records are only touched by one call at a
@@ -219,6 +320,7 @@ impl<A, M> Probe<A, M> {
             inner,
             meter,
             stats: UnsafeCell::new(ProbeStats::EMPTY),
+            last: UnsafeCell::new(OpEvent::NONE),
         }
     }
 
@@ -252,24 +354,53 @@ impl<A, M> Probe<A, M> {
 impl<A: GlobalAlloc, M: GasMeter> Probe<A, M> {
     /// Runs `f` between two counter reads and records its calibrated cost as `op`.
     #[inline(always)]
-    fn measure<R>(&self, op: Op, f: impl FnOnce() -> R) -> R {
+    fn measure(
+        &self,
+        op: Op,
+        ptr: *mut u8,
+        layout: Layout,
+        new_size: usize,
+        f: impl FnOnce() -> *mut u8,
+    ) -> *mut u8 {
         // SAFETY: as in `stats`; the inner allocator never calls back into the probe.
         let stats = unsafe { &mut *self.stats.get() };
         if stats.calibration == 0 {
-            let first = self.meter.gas_available();
-            let second = self.meter.gas_available();
+            // An empty bracket: what the reads and the bracket itself add to every call.
             // A read costs at least one unit on every meter, so 0 means "not yet".
-            stats.calibration = first.saturating_sub(second).max(1);
+            stats.calibration = bracket(&self.meter, 0, core::ptr::null_mut).1.max(1);
         }
-        let before = self.meter.gas_available();
-        let result = f();
-        let after = self.meter.gas_available();
-        let cost = before
-            .saturating_sub(after)
-            .saturating_sub(stats.calibration);
+        let (result, cost) = bracket(&self.meter, stats.calibration, f);
         stats.ops[op as usize].record(cost);
+        // SAFETY: as for `stats`.
+        let last = unsafe { &mut *self.last.get() };
+        *last = OpEvent {
+            op,
+            ptr: ptr as usize,
+            size: layout.size(),
+            align: layout.align(),
+            new_size,
+            result: result as usize,
+            cost,
+        };
+        self.meter.record(last);
         result
     }
+}
+
+/// Runs `f` between two meter reads and returns its result and calibrated cost. Never
+/// inlined, so the measured code is the same whatever the caller does with the result
+/// (a trace build's caller keeps more values alive than a probe build's).
+#[inline(never)]
+fn bracket<M: GasMeter>(
+    meter: &M,
+    calibration: u64,
+    f: impl FnOnce() -> *mut u8,
+) -> (*mut u8, u64) {
+    let before = meter.gas_available();
+    let result = f();
+    let after = meter.gas_available();
+    let cost = before.saturating_sub(after).saturating_sub(calibration);
+    (result, cost)
 }
 
 // SAFETY: every call is forwarded unchanged to `A`; the probe only reads the meter around it.
@@ -277,22 +408,29 @@ unsafe impl<A: GlobalAlloc, M: GasMeter> GlobalAlloc for Probe<A, M> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        self.measure(Op::Malloc, || unsafe { self.inner.alloc(layout) })
+        self.measure(Op::Malloc, core::ptr::null_mut(), layout, 0, || unsafe {
+            self.inner.alloc(layout)
+        })
     }
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        self.measure(Op::Calloc, || unsafe { self.inner.alloc_zeroed(layout) })
+        self.measure(Op::Calloc, core::ptr::null_mut(), layout, 0, || unsafe {
+            self.inner.alloc_zeroed(layout)
+        })
     }
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: forwarded with the caller's guarantees.
-        self.measure(Op::Free, || unsafe { self.inner.dealloc(ptr, layout) })
+        self.measure(Op::Free, ptr, layout, 0, || {
+            unsafe { self.inner.dealloc(ptr, layout) };
+            core::ptr::null_mut()
+        });
     }
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded with the caller's guarantees.
-        self.measure(Op::Realloc, || unsafe {
+        self.measure(Op::Realloc, ptr, layout, new_size, || unsafe {
             self.inner.realloc(ptr, layout, new_size)
         })
     }

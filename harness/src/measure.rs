@@ -40,6 +40,7 @@ impl Builds {
                 package,
                 variant,
                 probe,
+                trace: false,
                 post: PostProcess::Gear,
                 layout_pad,
             };

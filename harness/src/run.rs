@@ -13,6 +13,12 @@ pub struct MessageCost {
     pub index: usize,
     /// The whole message, in the backend's unit.
     pub cost: u64,
+    /// The reply payload (checked against the scenario's expectation).
+    pub reply: Vec<u8>,
+    /// Pages the message touched, where the backend sees them.
+    pub pages: Option<crate::backend::PageCounts>,
+    /// Every allocator call with its cost (trace builds on wasmtime).
+    pub ops: Vec<galloc::probe::OpEvent>,
     /// Allocator calls during the message, per op (probe builds).
     pub op_counts: Option<[u64; 4]>,
     /// Calibrated allocator cost during the message, per op (probe builds).
@@ -117,6 +123,9 @@ pub fn run_case(
     let mut messages = vec![MessageCost {
         index: 0,
         cost: init.cost,
+        reply: init.reply,
+        pages: init.pages,
+        ops: init.ops,
         op_counts: counts,
         op_costs: costs,
     }];
@@ -137,6 +146,9 @@ pub fn run_case(
         messages.push(MessageCost {
             index: i + 1,
             cost: outcome.cost,
+            reply: outcome.reply,
+            pages: outcome.pages,
+            ops: outcome.ops,
             op_counts,
             op_costs,
         });

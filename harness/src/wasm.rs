@@ -42,7 +42,7 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
     for payload in Parser::new(0).parse_all(bytes) {
         match payload? {
             Payload::ImportSection(reader) => {
-                for import in reader {
+                for import in reader.into_imports() {
                     let import = import?;
                     let name = format!("{}.{}", import.module, import.name);
                     match import.ty {
@@ -83,7 +83,7 @@ pub fn exported_global(bytes: &[u8], name: &str) -> Result<Option<u32>> {
     for payload in Parser::new(0).parse_all(bytes) {
         match payload? {
             Payload::ImportSection(reader) => {
-                for import in reader {
+                for import in reader.into_imports() {
                     if let TypeRef::Global(_) = import?.ty {
                         imported_globals += 1;
                     }

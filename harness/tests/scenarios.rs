@@ -19,6 +19,7 @@ fn default_cases_pass_on_every_variant() {
                 package: scenario.package,
                 variant,
                 probe: false,
+                trace: false,
                 post: PostProcess::Gear,
                 layout_pad: 0,
             };

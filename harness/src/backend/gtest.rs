@@ -55,6 +55,8 @@ impl GtestBackend {
                     reply: Vec::new(),
                     failed,
                     cost,
+                    pages: None,
+                    ops: Vec::new(),
                 });
             }
             for log in &block.log {

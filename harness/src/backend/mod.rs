@@ -1,9 +1,13 @@
 //! The seam every meter implements: deploy a program, send it messages, get replies and cost.
 //!
-//! Scenarios are written once against [`Backend`]; gtest is the first implementation, the
-//! wasmtime fuel meter and a real node follow behind the same trait.
+//! Scenarios are written once against [`Backend`]: gtest (Gear's runtime, gas) and the
+//! wasmtime fuel meter implement it; a real node follows behind the same trait.
 
 pub mod gtest;
+pub mod wasmtime;
+
+pub use self::wasmtime::PageCounts;
+use galloc::probe::OpEvent;
 
 use anyhow::Result;
 
@@ -23,6 +27,10 @@ pub struct Outcome {
     pub failed: bool,
     /// Cost of the message in the backend's [`Unit`].
     pub cost: u64,
+    /// Pages the message touched, where the backend can see them (wasmtime).
+    pub pages: Option<PageCounts>,
+    /// Every allocator call of the message with its cost, from trace builds (wasmtime).
+    pub ops: Vec<OpEvent>,
 }
 
 /// What a backend's costs are counted in; never mixed in one column.

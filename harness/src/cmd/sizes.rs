@@ -35,6 +35,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 package: PACKAGE,
                 variant,
                 probe,
+                trace: false,
                 post: PostProcess::None,
                 layout_pad: 0,
             };

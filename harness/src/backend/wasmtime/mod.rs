@@ -1,0 +1,563 @@
+//! The wasmtime fuel meter: the same `.opt.wasm` files gtest runs, on wasmtime 44 with fuel
+//! metering and no Gear runtime in the loop.
+//!
+//! What it keeps of Gear (enough that every scenario's replies are byte-identical to gtest's;
+//! a test asserts it for every case and variant):
+//! - a program's memory lives from message to message; each message is a fresh instance
+//!   (fresh globals, so a fresh stack pointer) over that memory;
+//! - a failed message (panic or trap) leaves memory and page allocations as they were;
+//! - `alloc` hands out the first free run of 64 KiB pages above the static pages, growing the
+//!   memory as Gear does, up to Gear's 512 pages; `free_range` forgets pages, and a page freed
+//!   at the end of a message loses its data (Gear drops it);
+//! - `gr_gas_available` answers remaining **fuel**, so the probe build records fuel per op.
+//!
+//! What it adds: per-message page accesses in Gear's charging categories ([`PageCounts`]),
+//! and with trace builds (`galloc/trace`) every allocator call with its fuel.
+//!
+//! Fuel is one unit per Wasm operator (wasmtime's default table: `nop`, `drop`, `block`,
+//! `loop`, `unreachable`, `return`, `else`, `end` are free; a host call costs 1 and the host's
+//! own work nothing). It is not gas; results carry the unit `fuel`.
+
+mod pages;
+mod prepare;
+
+pub use pages::{PageCounts, GEAR_PAGE};
+
+use super::{Backend, Outcome, ProgramRef, Unit, UserId};
+use anyhow::{anyhow, bail, Context, Result};
+use galloc::probe::{Op, OpEvent};
+use prepare::{prepare, Prepared};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasmtime::{Caller, Config, Engine, Linker, Memory, MemoryType, Module, Store};
+
+/// Gear's Wasm page.
+const WASM_PAGE: usize = 64 * 1024;
+/// Gear's limit on a program's memory: 512 Wasm pages (32 MiB).
+pub const MAX_PAGES: u32 = 512;
+/// Fuel each message starts with; far above anything a scenario spends.
+const FUEL_LIMIT: u64 = 1 << 62;
+/// What `alloc` answers when no run of free pages is large enough (as Gear's syscall does).
+const ALLOC_FAILED: u32 = u32::MAX;
+/// Any non-zero error code: the programs only test for zero.
+const ERROR: u32 = 1;
+
+/// Every host function the meter implements, as `module.name`. Built from what the lab's
+/// artifacts import (listed from the binaries: `lab imports`), plus the trace hook.
+pub const HOST_FUNCTIONS: &[&str] = &[
+    "env.gr_read",
+    "env.gr_size",
+    "env.gr_reply",
+    "env.gr_source",
+    "env.gr_panic",
+    "env.gr_gas_available",
+    "env.alloc",
+    "env.free_range",
+    "galloc_lab.trace",
+];
+
+/// Programs on wasmtime, each in its own store.
+pub struct WasmtimeBackend {
+    engine: Engine,
+    linker: Linker<Host>,
+    track_pages: bool,
+    compiled: HashMap<[u8; 32], Rc<Compiled>>,
+    programs: Vec<Program>,
+}
+
+struct Compiled {
+    module: Module,
+    prepared: Prepared,
+}
+
+struct Program {
+    compiled: Rc<Compiled>,
+    store: Store<Host>,
+    linker: Linker<Host>,
+}
+
+/// The running message, and the program's state the host keeps for it.
+struct Host {
+    memory: Option<Memory>,
+    payload: Vec<u8>,
+    source: [u8; 32],
+    reply: Option<Vec<u8>>,
+    panic: Option<Vec<u8>>,
+    messages: u64,
+    pages: pages::PageLog,
+    heap: Heap,
+    ops: Vec<OpEvent>,
+}
+
+/// Gear's page allocations: which Wasm pages above the static ones the program holds.
+struct Heap {
+    static_pages: u32,
+    allocated: Vec<bool>,
+    /// At the start of the message, to roll back to.
+    at_start: Vec<bool>,
+    /// Allocated at any time during the message (a freed one must lose its data).
+    held: Vec<bool>,
+}
+
+impl Heap {
+    fn new(static_pages: u32) -> Self {
+        let none = vec![false; MAX_PAGES as usize];
+        Heap {
+            static_pages,
+            allocated: none.clone(),
+            at_start: none.clone(),
+            held: none,
+        }
+    }
+
+    fn begin(&mut self) {
+        self.at_start.clone_from(&self.allocated);
+        self.held.clone_from(&self.allocated);
+    }
+
+    /// First fit, as Gear's `AllocationsContext::alloc`.
+    fn alloc(&mut self, pages: u32) -> Option<u32> {
+        if pages == 0 {
+            return Some(self.static_pages);
+        }
+        let (lo, pages) = (self.static_pages as usize, pages as usize);
+        let mut start = lo;
+        while start + pages <= MAX_PAGES as usize {
+            match self.allocated[start..start + pages]
+                .iter()
+                .rposition(|a| *a)
+            {
+                Some(taken) => start += taken + 1,
+                None => {
+                    self.allocated[start..start + pages].fill(true);
+                    self.held[start..start + pages].fill(true);
+                    return Some(start as u32);
+                }
+            }
+        }
+        None
+    }
+
+    /// Gear's `free_range`: inclusive; pages not held are fine, a range outside the heap is not.
+    fn free_range(&mut self, start: u32, end: u32) -> bool {
+        if start < self.static_pages || end >= MAX_PAGES || start > end {
+            return false;
+        }
+        self.allocated[start as usize..=end as usize].fill(false);
+        true
+    }
+
+    /// Byte ranges of pages held during the message and free at its end.
+    fn freed(&self) -> Vec<std::ops::Range<usize>> {
+        (0..MAX_PAGES as usize)
+            .filter(|&p| self.held[p] && !self.allocated[p])
+            .map(|p| p * WASM_PAGE..(p + 1) * WASM_PAGE)
+            .collect()
+    }
+
+    fn rollback(&mut self) {
+        self.allocated.clone_from(&self.at_start);
+    }
+}
+
+impl WasmtimeBackend {
+    /// A meter that also counts page accesses (the default).
+    pub fn new() -> Result<Self> {
+        Self::with_page_tracking(true)
+    }
+
+    /// `track_pages: false` runs the modules without page hooks: no page counts, and a full
+    /// memory copy per message for rollback. Fuel is the same either way; tests check that.
+    pub fn with_page_tracking(track_pages: bool) -> Result<Self> {
+        let mut config = Config::new();
+        config.consume_fuel(true);
+        let engine = Engine::new(&config).map_err(|e| anyhow!("wasmtime: {e}"))?;
+        let linker = host_functions(&engine)?;
+        Ok(WasmtimeBackend {
+            engine,
+            linker,
+            track_pages,
+            compiled: HashMap::new(),
+            programs: Vec::new(),
+        })
+    }
+
+    fn compile(&mut self, code: &[u8]) -> Result<Rc<Compiled>> {
+        let key: [u8; 32] = Sha256::digest(code).into();
+        if let Some(c) = self.compiled.get(&key) {
+            return Ok(c.clone());
+        }
+        let prepared = prepare(code, self.track_pages)?;
+        if let Some(missing) = prepared
+            .imports
+            .iter()
+            .find(|i| !HOST_FUNCTIONS.contains(&i.as_str()))
+        {
+            bail!(
+                "the Wasm imports `{missing}`, which the wasmtime meter does not implement \
+                 (it implements {}); add it in harness/src/backend/wasmtime/mod.rs or run this \
+                 program under gtest",
+                HOST_FUNCTIONS.join(", ")
+            );
+        }
+        let module = Module::new(&self.engine, &prepared.module)
+            .map_err(|e| anyhow!("wasmtime rejected the Wasm: {e}"))?;
+        let c = Rc::new(Compiled { module, prepared });
+        self.compiled.insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// Runs `entry` of `program` as one message. `read_only` discards every change (state
+    /// reads).
+    fn execute(
+        &mut self,
+        program: ProgramRef,
+        entry: &str,
+        from: UserId,
+        payload: &[u8],
+        read_only: bool,
+    ) -> Result<Outcome> {
+        let p = self
+            .programs
+            .get_mut(program.0 as usize)
+            .with_context(|| format!("no program {} on this wasmtime meter", program.0))?;
+        let store = &mut p.store;
+        let host = store.data_mut();
+        host.payload = payload.to_vec();
+        host.source = actor_id(from);
+        host.reply = None;
+        host.panic = None;
+        host.messages += 1;
+        host.heap.begin();
+        host.ops.clear();
+        let memory = host.memory.expect("set at deploy");
+        let snapshot = (!self.track_pages).then(|| memory.data(&*store).to_vec());
+
+        store.set_fuel(FUEL_LIMIT).map_err(|e| anyhow!("{e}"))?;
+        let instance = p
+            .linker
+            .instantiate(&mut *store, &p.compiled.module)
+            .map_err(|e| anyhow!("instantiating the program: {e}"))?;
+        let func = instance
+            .get_typed_func::<(), ()>(&mut *store, entry)
+            .map_err(|e| anyhow!("the program has no `{entry}` export: {e}"))?;
+        let result = func.call(&mut *store, ());
+        let cost = FUEL_LIMIT - store.get_fuel().map_err(|e| anyhow!("{e}"))?;
+
+        let (mem, host) = memory.data_and_store_mut(&mut *store);
+        let failed = result.is_err();
+        let pages = if failed || read_only {
+            host.heap.rollback();
+            if let Some(snapshot) = snapshot {
+                mem[..snapshot.len()].copy_from_slice(&snapshot);
+                mem[snapshot.len()..].fill(0);
+            }
+            host.pages.rollback(mem)
+        } else {
+            let freed = host.heap.freed();
+            for range in &freed {
+                mem[range.clone()].fill(0);
+            }
+            host.pages.commit(mem, &freed)
+        };
+        if let (Err(e), None) = (&result, &host.panic) {
+            // A trap, not a panic: keep the reason for whoever reads the logs.
+            log_trap(entry, e);
+        }
+        let reply = if failed {
+            // Gear's error reply to a panic carries the panic message.
+            host.panic.take().unwrap_or_default()
+        } else {
+            host.reply.take().unwrap_or_default()
+        };
+        Ok(Outcome {
+            reply,
+            failed,
+            cost,
+            pages: self.track_pages.then_some(pages),
+            ops: std::mem::take(&mut host.ops),
+        })
+    }
+}
+
+fn log_trap(entry: &str, e: &wasmtime::Error) {
+    if std::env::var_os("LAB_DEBUG").is_some() {
+        eprintln!("wasmtime: `{entry}` trapped: {e:?}");
+    }
+}
+
+/// Gear's `ActorId::from(u64)`: the number's little-endian bytes at 12..20.
+fn actor_id(user: UserId) -> [u8; 32] {
+    let mut id = [0u8; 32];
+    id[12..20].copy_from_slice(&user.to_le_bytes());
+    id
+}
+
+impl Backend for WasmtimeBackend {
+    fn name(&self) -> &'static str {
+        "wasmtime"
+    }
+
+    fn unit(&self) -> Unit {
+        Unit::Fuel
+    }
+
+    fn deploy(
+        &mut self,
+        code: &[u8],
+        from: UserId,
+        payload: &[u8],
+    ) -> Result<(ProgramRef, Outcome)> {
+        let compiled = self.compile(code)?;
+        let prepared = &compiled.prepared;
+        let host = Host {
+            memory: None,
+            payload: Vec::new(),
+            source: [0; 32],
+            reply: None,
+            panic: None,
+            messages: 0,
+            pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, prepared.stack_end),
+            heap: Heap::new(prepared.static_pages),
+            ops: Vec::new(),
+        };
+        let mut store = Store::new(&self.engine, host);
+        let memory = Memory::new(
+            &mut store,
+            MemoryType::new(prepared.static_pages, Some(MAX_PAGES)),
+        )
+        .map_err(|e| anyhow!("creating the program's memory: {e}"))?;
+        for (at, bytes) in &prepared.data {
+            memory
+                .write(&mut store, *at as usize, bytes)
+                .map_err(|_| anyhow!("a data segment at {at:#x} lies outside the static pages"))?;
+        }
+        store.data_mut().memory = Some(memory);
+        let mut linker = self.linker.clone();
+        linker
+            .define(&store, "env", "memory", memory)
+            .map_err(|e| anyhow!("{e}"))?;
+        let program = ProgramRef(self.programs.len() as u64);
+        self.programs.push(Program {
+            compiled,
+            store,
+            linker,
+        });
+        let outcome = self.execute(program, "init", from, payload, false)?;
+        Ok((program, outcome))
+    }
+
+    fn send(&mut self, program: ProgramRef, from: UserId, payload: &[u8]) -> Result<Outcome> {
+        self.execute(program, "handle", from, payload, false)
+    }
+
+    fn read_state(&mut self, program: ProgramRef) -> Result<Vec<u8>> {
+        let outcome = self.execute(program, "state", 0, &[], true)?;
+        if outcome.failed {
+            bail!("reading state of program {} failed", program.0);
+        }
+        Ok(outcome.reply)
+    }
+}
+
+/// Bounds-checked view of `len` bytes at `ptr`, recorded as a host access.
+fn host_access<'a>(
+    caller: &'a mut Caller<'_, Host>,
+    ptr: u32,
+    len: u32,
+    write: bool,
+) -> wasmtime::Result<&'a mut [u8]> {
+    let memory = caller.data().memory.expect("set at deploy");
+    let (mem, host) = memory.data_and_store_mut(caller);
+    let range = ptr as usize..ptr as usize + len as usize;
+    if range.end > mem.len() {
+        wasmtime::bail!(
+            "syscall access {range:?} is outside memory ({} bytes)",
+            mem.len()
+        );
+    }
+    host.pages.touch(mem, ptr.into(), len.into(), write);
+    Ok(&mut mem[range])
+}
+
+fn write(caller: &mut Caller<'_, Host>, ptr: u32, bytes: &[u8]) -> wasmtime::Result<()> {
+    host_access(caller, ptr, bytes.len() as u32, true)?.copy_from_slice(bytes);
+    Ok(())
+}
+
+fn read(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> wasmtime::Result<Vec<u8>> {
+    Ok(host_access(caller, ptr, len, false)?.to_vec())
+}
+
+/// A page hook: records the access and refunds the fuel its inserted instructions cost.
+fn hook(caller: &mut Caller<'_, Host>, addr: u32, offset: u32, bytes: u32, write: bool) {
+    let memory = caller.data().memory.expect("set at deploy");
+    let (mem, host) = memory.data_and_store_mut(&mut *caller);
+    host.pages
+        .touch(mem, addr as u64 + offset as u64, bytes.into(), write);
+    let refund = if write {
+        prepare::WRITE_HOOK_FUEL
+    } else {
+        prepare::READ_HOOK_FUEL
+    };
+    let fuel = caller.get_fuel().expect("fuel is on");
+    caller.set_fuel(fuel + refund).expect("fuel is on");
+}
+
+fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
+    let mut l = Linker::new(engine);
+    let e = |e: wasmtime::Error| anyhow!("defining host functions: {e}");
+    l.func_wrap(
+        "env",
+        "gr_size",
+        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
+            let len = c.data().payload.len() as u32;
+            write(&mut c, out, &len.to_le_bytes())
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_read",
+        |mut c: Caller<'_, Host>, at: u32, len: u32, buf: u32, err: u32| -> wasmtime::Result<()> {
+            let range = at as usize..at as usize + len as usize;
+            let code = match c.data().payload.get(range) {
+                Some(bytes) => {
+                    let bytes = bytes.to_vec();
+                    write(&mut c, buf, &bytes)?;
+                    0
+                }
+                None => ERROR,
+            };
+            write(&mut c, err, &code.to_le_bytes())
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_reply",
+        |mut c: Caller<'_, Host>,
+         ptr: u32,
+         len: u32,
+         value: u32,
+         err_mid: u32|
+         -> wasmtime::Result<()> {
+            let payload = read(&mut c, ptr, len)?;
+            if value != u32::MAX {
+                let value = u128::from_le_bytes(read(&mut c, value, 16)?.try_into().unwrap());
+                if value != 0 {
+                    wasmtime::bail!("the meter has no balances: a reply with value {value}");
+                }
+            }
+            let code = if c.data().reply.is_some() {
+                ERROR // Gear: a second reply is an error
+            } else {
+                c.data_mut().reply = Some(payload);
+                0
+            };
+            // Error code, then the reply's message id (any id unique to the message will do).
+            let mut out = [0u8; 36];
+            out[..4].copy_from_slice(&code.to_le_bytes());
+            out[4..12].copy_from_slice(&c.data().messages.to_le_bytes());
+            write(&mut c, err_mid, &out)
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_source",
+        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
+            let source = c.data().source;
+            write(&mut c, out, &source)
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_panic",
+        |mut c: Caller<'_, Host>, ptr: u32, len: u32| -> wasmtime::Result<()> {
+            let payload = read(&mut c, ptr, len)?;
+            c.data_mut().panic = Some(payload);
+            wasmtime::bail!("the program panicked")
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_gas_available",
+        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
+            let fuel = c.get_fuel()?;
+            write(&mut c, out, &fuel.to_le_bytes())
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "alloc",
+        |mut c: Caller<'_, Host>, pages: u32| -> wasmtime::Result<u32> {
+            let Some(start) = c.data_mut().heap.alloc(pages) else {
+                return Ok(ALLOC_FAILED);
+            };
+            let memory = c.data().memory.expect("set at deploy");
+            let end = (start + pages) as u64;
+            let size = memory.size(&c);
+            if end > size {
+                memory.grow(&mut c, end - size)?;
+            }
+            Ok(start)
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "free_range",
+        |mut c: Caller<'_, Host>, start: u32, end: u32| -> u32 {
+            if c.data_mut().heap.free_range(start, end) {
+                0
+            } else {
+                ERROR
+            }
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "galloc_lab",
+        "trace",
+        |mut c: Caller<'_, Host>,
+         op: u32,
+         ptr: u32,
+         size: u32,
+         align: u32,
+         new_size: u32,
+         result: u32,
+         cost: u64|
+         -> wasmtime::Result<()> {
+            let op = *Op::ALL
+                .get(op as usize)
+                .ok_or_else(|| wasmtime::format_err!("trace: unknown op {op}"))?;
+            c.data_mut().ops.push(OpEvent {
+                op,
+                ptr: ptr as usize,
+                size: size as usize,
+                align: align as usize,
+                new_size: new_size as usize,
+                result: result as usize,
+                cost,
+            });
+            Ok(())
+        },
+    )
+    .map_err(e)?;
+    for (name, write) in [(prepare::READ_HOOK, false), (prepare::WRITE_HOOK, true)] {
+        l.func_wrap(
+            prepare::HOOK_MODULE,
+            name,
+            move |mut c: Caller<'_, Host>, addr: u32, offset: u32, bytes: u32| {
+                hook(&mut c, addr, offset, bytes, write)
+            },
+        )
+        .map_err(e)?;
+    }
+    Ok(l)
+}
