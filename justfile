@@ -13,12 +13,16 @@ setup:
     @rustup target list --installed | grep -qx wasm32v1-none || rustup target add wasm32v1-none
     @command -v wasm-opt >/dev/null || { echo "installing binaryen (wasm-opt)"; $(command -v sudo || true) apt-get install -y -q binaryen >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q binaryen >/dev/null; }; }
 
-# Regenerate every result: allocator code sizes, then every case x variant under gtest (results/, results/README.md).
-compare variants="all" cases="default": (sizes variants) (gtest variants cases)
+# Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter and gtest (results/, results/README.md).
+compare variants="all" cases="default" backends="wasmtime,gtest": (sizes variants) (measure variants cases backends)
 
-# Build the NFT/FT contracts per variant and run the cases under gtest: results/{totals,ops,probe-validation}.csv and results/README.md.
-gtest variants="all" cases="default": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- measure --backends gtest --variants {{variants}} --cases {{cases}}
+# Build the NFT/FT contracts per variant and run the cases on the given backends: results/<backend>/*.csv, results/traces/, results/README.md.
+measure variants="all" cases="default" backends="wasmtime": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
+
+# Benchmark: wall time of each scenario on gtest and on the wasmtime meter (plain builds; prints a table).
+bench-backends variants="all" cases="default": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- bench --variants {{variants}} --cases {{cases}}
 
 # Rebuild every variant's allocator alone and rewrite results/code-size.csv.
 sizes variants="all": setup

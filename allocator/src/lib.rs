@@ -48,7 +48,7 @@ pub type Global = variant::Selected;
 /// The allocator this build installs: the selected variant, wrapped in the gas probe when the
 /// `probe` feature is on.
 #[cfg(all(target_arch = "wasm32", feature = "probe"))]
-pub type Global = probe::Probe<variant::Selected, probe::Meter>;
+pub type Global = probe::Probe<variant::Selected, probe::GearGas>;
 
 /// Global allocator instance, as Gear's `galloc` names it.
 #[cfg(target_arch = "wasm32")]
@@ -60,6 +60,6 @@ pub static ALLOC: Global = {
     }
     #[cfg(feature = "probe")]
     {
-        probe::Probe::new(variant::selected(), probe::Meter {})
+        probe::Probe::new(variant::selected(), probe::GearGas)
     }
 };

@@ -5,15 +5,16 @@
 //! recorded per operation as count, total, min, max and a fixed histogram. Nothing here
 //! allocates: the records live in the probe.
 //!
-//! The bracket is one never-inlined function, so the measured code is the same in every
-//! build that wraps the same allocator, whatever its caller does afterwards (a trace build
-//! hands each record to the host; see [`TracingGas`]).
+//! Calibration: gas is deterministic, so the counter's own cost is measured, not assumed. Two
+//! back-to-back reads differ by exactly what one read adds inside a bracket (its syscall
+//! weight plus the instructions between); that difference is taken once, on the first
+//! operation, before any bracket, and subtracted from every record. The raw figures can be
+//! recovered as `total + count * calibration`.
 //!
-//! Calibration: gas is deterministic, so the counter's own cost is measured, not assumed. An
-//! empty bracket costs exactly what the bracket adds around any call (the read's syscall
-//! weight plus the instructions between the reads); it is measured once, on the first
-//! operation, and subtracted from every record. The raw figures can be recovered as
-//! `total + count * calibration`.
+//! The last call is also kept as a [`Record`] (with a sequence number) at a fixed address that
+//! the `state` export reports, so a host that can read the program's memory between
+//! instructions (the lab's wasmtime meter) collects every call of the very same build: op,
+//! block, layout, result and cost.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
@@ -22,99 +23,6 @@ use core::cell::UnsafeCell;
 pub trait GasMeter {
     /// Gas left now.
     fn gas_available(&self) -> u64;
-
-    /// Hears every measured call, after its cost is known and outside the measured bracket.
-    /// Meters that only count keep this default, which compiles to nothing.
-    #[inline(always)]
-    fn record(&self, _event: &OpEvent) {}
-}
-
-/// Gear's gas counter, also handing every measured call to the lab's host (feature `trace`).
-///
-/// Only the lab's wasmtime meter provides the `galloc_lab.trace` import; Gear rejects such a
-/// module, so trace builds are never deployed. The call happens after the bracket closes,
-/// so each op's recorded cost is the same as in the plain probe build.
-#[cfg(feature = "trace")]
-#[derive(Clone, Copy, Default)]
-pub struct TracingGas;
-
-#[cfg(all(target_arch = "wasm32", feature = "trace"))]
-#[link(wasm_import_module = "galloc_lab")]
-unsafe extern "C" {
-    /// `op` is [`Op`] as a number; pointers and sizes are 32-bit on Wasm.
-    #[link_name = "trace"]
-    fn galloc_lab_trace(
-        op: u32,
-        ptr: u32,
-        size: u32,
-        align: u32,
-        new_size: u32,
-        result: u32,
-        cost: u64,
-    );
-}
-
-#[cfg(all(target_arch = "wasm32", feature = "trace"))]
-impl GasMeter for TracingGas {
-    #[inline(always)]
-    fn gas_available(&self) -> u64 {
-        GearGas.gas_available()
-    }
-
-    #[inline(always)]
-    fn record(&self, e: &OpEvent) {
-        // SAFETY: the host reads the arguments only.
-        unsafe {
-            galloc_lab_trace(
-                e.op as u32,
-                e.ptr as u32,
-                e.size as u32,
-                e.align as u32,
-                e.new_size as u32,
-                e.result as u32,
-                e.cost,
-            )
-        }
-    }
-}
-
-/// The meter this build's probe reads: Gear's gas counter, traced with feature `trace`.
-#[cfg(all(target_arch = "wasm32", feature = "trace"))]
-pub type Meter = TracingGas;
-/// The meter this build's probe reads: Gear's gas counter, traced with feature `trace`.
-#[cfg(all(target_arch = "wasm32", not(feature = "trace")))]
-pub type Meter = GearGas;
-
-/// One measured allocator call, as a tracing meter hears it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OpEvent {
-    /// Which entry point.
-    pub op: Op,
-    /// The block passed in (`realloc`, `free`); 0 for `malloc` and `calloc`.
-    pub ptr: usize,
-    /// The layout's size: the request for `malloc`/`calloc`, the old size otherwise.
-    pub size: usize,
-    /// The layout's alignment.
-    pub align: usize,
-    /// `realloc`'s new size; 0 for the other ops.
-    pub new_size: usize,
-    /// The block returned (0 for `free`, and for a failed request).
-    pub result: usize,
-    /// Calibrated cost, as recorded in the statistics.
-    pub cost: u64,
-}
-
-impl OpEvent {
-    /// Before the first call.
-    pub const NONE: OpEvent = OpEvent {
-        op: Op::Malloc,
-        ptr: 0,
-        size: 0,
-        align: 0,
-        new_size: 0,
-        result: 0,
-        cost: 0,
-    };
 }
 
 /// Gear's `gr_gas_available` syscall.
@@ -297,15 +205,78 @@ impl ProbeStats {
     }
 }
 
+/// One measured call, as the probe keeps the last one: `repr(C)`, 32-bit fields as on Wasm,
+/// so a host reads it from the program's memory ([`Record::from_bytes`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Calls measured so far (wrapping): a host sees a new call when it changes.
+    pub seq: u32,
+    /// [`Op`] as a number.
+    pub op: u32,
+    /// The block passed in (`realloc`, `free`); 0 for `malloc` and `calloc`.
+    pub ptr: u32,
+    /// The layout's size: the request for `malloc`/`calloc`, the old size otherwise.
+    pub size: u32,
+    /// The layout's alignment.
+    pub align: u32,
+    /// `realloc`'s new size; 0 otherwise.
+    pub new_size: u32,
+    /// The block returned (0 for `free` and for a failed request).
+    pub result: u32,
+    /// Calibrated cost, as recorded in the statistics.
+    pub cost: u64,
+}
+
+impl Record {
+    /// Before the first call.
+    pub const NONE: Record = Record {
+        seq: 0,
+        op: 0,
+        ptr: 0,
+        size: 0,
+        align: 0,
+        new_size: 0,
+        result: 0,
+        cost: 0,
+    };
+
+    /// Bytes of a record in Wasm memory (7 × u32, 4 bytes of padding, u64).
+    pub const WASM_LEN: usize = 40;
+
+    /// Decodes a record read from a Wasm program's memory (little-endian, `repr(C)` layout).
+    pub fn from_bytes(b: &[u8]) -> Option<Record> {
+        if b.len() < Self::WASM_LEN {
+            return None;
+        }
+        let word =
+            |i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        let mut cost = [0u8; 8];
+        cost.copy_from_slice(&b[32..40]);
+        Some(Record {
+            seq: word(0),
+            op: word(1),
+            ptr: word(2),
+            size: word(3),
+            align: word(4),
+            new_size: word(5),
+            result: word(6),
+            cost: u64::from_le_bytes(cost),
+        })
+    }
+
+    /// The op, if `op` names one.
+    pub fn op(&self) -> Option<Op> {
+        Op::ALL.get(self.op as usize).copied()
+    }
+}
+
 /// Wraps allocator `A`, recording the gas of each call read through meter `M`.
 pub struct Probe<A, M> {
     inner: A,
     meter: M,
     stats: UnsafeCell<ProbeStats>,
-    /// The last call, kept in every probe build (not only traced ones) so that a trace
-    /// build's bracket compiles to the very same code as the probe build's: both keep the
-    /// call's arguments alive past it. Trace and probe builds then record equal costs.
-    last: UnsafeCell<OpEvent>,
+    last: UnsafeCell<Record>,
 }
 
 // SAFETY: Gear programs are single-threaded; the records are only touched by one call at a
@@ -320,7 +291,7 @@ impl<A, M> Probe<A, M> {
             inner,
             meter,
             stats: UnsafeCell::new(ProbeStats::EMPTY),
-            last: UnsafeCell::new(OpEvent::NONE),
+            last: UnsafeCell::new(Record::NONE),
         }
     }
 
@@ -365,42 +336,37 @@ impl<A: GlobalAlloc, M: GasMeter> Probe<A, M> {
         // SAFETY: as in `stats`; the inner allocator never calls back into the probe.
         let stats = unsafe { &mut *self.stats.get() };
         if stats.calibration == 0 {
-            // An empty bracket: what the reads and the bracket itself add to every call.
+            let first = self.meter.gas_available();
+            let second = self.meter.gas_available();
             // A read costs at least one unit on every meter, so 0 means "not yet".
-            stats.calibration = bracket(&self.meter, 0, core::ptr::null_mut).1.max(1);
+            stats.calibration = first.saturating_sub(second).max(1);
         }
-        let (result, cost) = bracket(&self.meter, stats.calibration, f);
+        let before = self.meter.gas_available();
+        let result = f();
+        let after = self.meter.gas_available();
+        let cost = before
+            .saturating_sub(after)
+            .saturating_sub(stats.calibration);
         stats.ops[op as usize].record(cost);
         // SAFETY: as for `stats`.
         let last = unsafe { &mut *self.last.get() };
-        *last = OpEvent {
-            op,
-            ptr: ptr as usize,
-            size: layout.size(),
-            align: layout.align(),
-            new_size,
-            result: result as usize,
+        *last = Record {
+            seq: last.seq.wrapping_add(1),
+            op: op as u32,
+            ptr: ptr as usize as u32,
+            size: layout.size() as u32,
+            align: layout.align() as u32,
+            new_size: new_size as u32,
+            result: result as usize as u32,
             cost,
         };
-        self.meter.record(last);
         result
     }
-}
 
-/// Runs `f` between two meter reads and returns its result and calibrated cost. Never
-/// inlined, so the measured code is the same whatever the caller does with the result
-/// (a trace build's caller keeps more values alive than a probe build's).
-#[inline(never)]
-fn bracket<M: GasMeter>(
-    meter: &M,
-    calibration: u64,
-    f: impl FnOnce() -> *mut u8,
-) -> (*mut u8, u64) {
-    let before = meter.gas_available();
-    let result = f();
-    let after = meter.gas_available();
-    let cost = before.saturating_sub(after).saturating_sub(calibration);
-    (result, cost)
+    /// Where the last call's [`Record`] lives (a Wasm address in a program).
+    pub fn last_record_at(&self) -> usize {
+        self.last.get() as usize
+    }
 }
 
 // SAFETY: every call is forwarded unchanged to `A`; the probe only reads the meter around it.
@@ -442,15 +408,34 @@ pub fn global() -> &'static crate::Global {
     &crate::ALLOC
 }
 
-/// Gear's `state` entry point in probe builds: replies with the records so far
-/// ([`ProbeStats::to_bytes`]). A state read runs outside any message and its memory changes
+/// Bytes of the `state` reply: [`ProbeStats::to_bytes`], then the little-endian Wasm address
+/// of the last call's [`Record`] ([`parse_state`] reads both).
+pub const STATE_LEN: usize = ProbeStats::ENCODED_LEN + 4;
+
+/// Splits a `state` reply into the statistics and the address of the last call's record.
+pub fn parse_state(bytes: &[u8]) -> Option<(ProbeStats, u32)> {
+    if bytes.len() != STATE_LEN {
+        return None;
+    }
+    let (stats, at) = bytes.split_at(ProbeStats::ENCODED_LEN);
+    Some((
+        ProbeStats::from_bytes(stats)?,
+        u32::from_le_bytes(at.try_into().ok()?),
+    ))
+}
+
+/// Gear's `state` entry point in probe builds: replies with the records so far and where the
+/// last call's record lives ([`STATE_LEN`]). A state read runs outside any message and its memory changes
 /// are discarded, so reading costs the measured messages nothing and resets nothing; the
 /// harness reads after each message and takes differences. (A program that defines `state`
 /// itself cannot be built with the probe: the symbol would be defined twice.)
 #[cfg(all(target_arch = "wasm32", feature = "probe"))]
 #[unsafe(no_mangle)]
 extern "C" fn state() {
-    let bytes = global().stats().to_bytes();
+    let mut bytes = [0u8; STATE_LEN];
+    bytes[..ProbeStats::ENCODED_LEN].copy_from_slice(&global().stats().to_bytes());
+    bytes[ProbeStats::ENCODED_LEN..]
+        .copy_from_slice(&(global().last_record_at() as u32).to_le_bytes());
     let mut error = gsys::ErrorWithHash::default();
     // SAFETY: the syscall reads `bytes.len()` bytes from the buffer and writes the error
     // through a valid pointer; a `u32::MAX` value pointer means "no value".
@@ -594,5 +579,36 @@ mod tests {
         let bytes = p.stats().to_bytes();
         assert_eq!(ProbeStats::from_bytes(&bytes), Some(p.stats()));
         assert_eq!(ProbeStats::from_bytes(&bytes[1..]), None);
+    }
+
+    #[test]
+    fn the_last_call_is_kept_as_a_record_hosts_can_decode() {
+        let p = probe(&[10, 900]);
+        let l = Layout::from_size_align(24, 8).unwrap();
+        // SAFETY: the fake allocator never dereferences anything.
+        let (x, y) = unsafe {
+            let x = p.alloc(l);
+            (x, p.realloc(x, l, 96))
+        };
+        // SAFETY: the record is plain old data inside the probe.
+        let record = unsafe { *(p.last_record_at() as *const Record) };
+        let expected = Record {
+            seq: 2,
+            op: Op::Realloc as u32,
+            ptr: x as usize as u32,
+            size: 24,
+            align: 8,
+            new_size: 96,
+            result: y as usize as u32,
+            cost: 900,
+        };
+        assert_eq!(record, expected);
+        assert_eq!(record.op(), Some(Op::Realloc));
+        // The layout a Wasm host reads: seven u32, padding, the u64 cost; little-endian.
+        assert_eq!(core::mem::size_of::<Record>(), Record::WASM_LEN);
+        // SAFETY: `Record` is `repr(C)` plain old data of `WASM_LEN` bytes.
+        let bytes: [u8; Record::WASM_LEN] = unsafe { core::mem::transmute(record) };
+        assert_eq!(Record::from_bytes(&bytes), Some(expected));
+        assert_eq!(Record::from_bytes(&bytes[1..]), None);
     }
 }

@@ -42,9 +42,6 @@ pub struct BuildRequest<'a> {
     pub variant: &'static Variant,
     /// Whether to wrap the allocator in the gas probe.
     pub probe: bool,
-    /// Whether the probe also reports every call to the host (`galloc/trace`; implies the
-    /// probe). Only the wasmtime meter can load such a build.
-    pub trace: bool,
     /// What to do with the linker's output.
     pub post: PostProcess,
     /// Bytes of padding after the allocator's static state (`GALLOC_LAYOUT_PAD`), to give a
@@ -53,13 +50,10 @@ pub struct BuildRequest<'a> {
 }
 
 impl BuildRequest<'_> {
-    /// `variant`, `variant+probe` or `variant+trace`: names target dirs, artifacts and
-    /// result rows.
+    /// `variant` or `variant+probe`: names target dirs, artifacts and result rows.
     pub fn config(&self) -> String {
         let mut config = self.variant.id.to_owned();
-        if self.trace {
-            config.push_str("+trace");
-        } else if self.probe {
+        if self.probe {
             config.push_str("+probe");
         }
         if self.layout_pad > 0 {
@@ -90,9 +84,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
     let target_dir = ws.target_dir(&config);
     let mut features = format!("galloc/{}", req.variant.feature);
-    if req.trace {
-        features.push_str(",galloc/trace");
-    } else if req.probe {
+    if req.probe {
         features.push_str(",galloc/probe");
     }
     let cargo_home = std::env::var("CARGO_HOME")

@@ -1,6 +1,6 @@
 //! The galloc lab harness: builds programs once per allocator variant and measures them.
 //!
-//! - [`backend`]: the seam every meter implements, and the gtest backend.
+//! - [`backend`]: the seam every meter implements: gtest, and the wasmtime fuel meter.
 //! - [`workspace`]: where things are (the workspace root, per-variant target dirs, results).
 //! - [`build`]: one Wasm artifact per (package, variant, probe), rebuilt only when stale.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
@@ -9,7 +9,10 @@
 //! - [`measure`]: one case on one variant: three builds, three runs, their rows.
 //! - [`report`]: tables rendered from result rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
+//! - [`trace`]: per-call allocation traces from the wasmtime meter, saved for replay.
+//! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
 
+pub mod agreement;
 pub mod backend;
 pub mod build;
 pub mod measure;
@@ -17,5 +20,6 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod scenario;
+pub mod trace;
 pub mod wasm;
 pub mod workspace;

@@ -26,8 +26,10 @@ enum Command {
     /// keeps Gear's rules, and record its code size in results/code-size.csv.
     Sizes(cmd::sizes::Args),
     /// Build the contracts for every variant and run the cases on the embedded backends,
-    /// writing results/{totals,ops,probe-validation}.csv and results/README.md.
+    /// writing results/<backend>/*.csv, results/traces/ and results/README.md.
     Measure(cmd::measure::Args),
+    /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> Result<()> {
@@ -36,5 +38,6 @@ fn main() -> Result<()> {
     match cli.command {
         Command::Sizes(args) => cmd::sizes::run(&ws, args),
         Command::Measure(args) => cmd::measure::run(&ws, args),
+        Command::Bench(args) => cmd::bench::run(&ws, args),
     }
 }

@@ -1,11 +1,10 @@
-//! Measuring one case on one variant: the three builds, the three runs, and the rows they
-//! give (totals, per-op, per-message, and the probe's validation).
+//! Measuring one case on one variant: the builds, one run of each per backend, and the rows
+//! they give (totals, per-op, per-message, pages, and the probe's validation).
 
-use crate::backend::gtest::GtestBackend;
-use crate::backend::{Backend, Unit};
+use crate::backend::{BackendKind, Unit};
 use crate::build::{build, Artifact, BuildRequest, PostProcess};
-use crate::results::{round, ArtifactRow, MessageRow, OpRow, TotalRow, ValidationRow};
-use crate::run::{run_case, CaseRun};
+use crate::results::{round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow};
+use crate::run::{run_case, CaseRun, ProbeReads};
 use crate::scenario::Scenario;
 use crate::wasm::inspect;
 use crate::workspace::Workspace;
@@ -40,7 +39,6 @@ impl Builds {
                 package,
                 variant,
                 probe,
-                trace: false,
                 post: PostProcess::Gear,
                 layout_pad,
             };
@@ -112,10 +110,10 @@ impl Builds {
     }
 }
 
-/// The three runs of one case on one variant.
+/// The runs of one case on one variant on one backend.
 pub struct CaseMeasurement {
-    /// The backend that ran it, as results name it.
-    pub backend: &'static str,
+    /// The backend that ran it.
+    pub backend: BackendKind,
     /// The unit of every cost in the runs.
     pub unit: Unit,
     /// The plain build, as deployed.
@@ -127,34 +125,77 @@ pub struct CaseMeasurement {
     pub twin: CaseRun,
 }
 
-/// Runs `scenario` on the plain, probe and twin builds under gtest, each on a fresh chain.
+/// Runs `scenario` on each build on `backend`, each on a fresh chain or meter.
 /// `progress(config)` is called once per message.
 pub fn measure_case(
     builds: &Builds,
     scenario: &Scenario,
+    backend: BackendKind,
     mut progress: impl FnMut(&str),
 ) -> Result<CaseMeasurement> {
-    let (mut name, mut unit) = ("", Unit::Gas);
-    let mut run = |artifact: &Artifact, probe: bool| -> Result<CaseRun> {
-        let mut backend = GtestBackend::new();
-        (name, unit) = (backend.name(), backend.unit());
-        run_case(&mut backend, &artifact.bytes, scenario, probe, || {
+    let mut unit = Unit::Gas;
+    let mut run = |artifact: &Artifact, reads: ProbeReads| -> Result<CaseRun> {
+        let mut b = backend.create()?;
+        unit = b.unit();
+        run_case(b.as_mut(), &artifact.bytes, scenario, reads, || {
             progress(&artifact.config)
         })
+        .with_context(|| {
+            format!(
+                "{} on {} ({})",
+                scenario.case,
+                backend.name(),
+                artifact.config
+            )
+        })
     };
-    let plain = run(&builds.plain, false)?;
-    let probe = run(&builds.probe, true)?;
+    let plain = run(&builds.plain, ProbeReads::Never)?;
+    let probe = run(&builds.probe, ProbeReads::EveryMessage)?;
     let twin = match &builds.twin {
-        Some(twin) => run(twin, false)?,
+        Some(twin) => run(twin, ProbeReads::Never)?,
         None => plain.clone(),
     };
+    if backend.records_calls() {
+        same_records(&probe).with_context(|| {
+            format!(
+                "{} ({}): per-call records",
+                scenario.case, builds.probe.config
+            )
+        })?;
+    }
     Ok(CaseMeasurement {
-        backend: name,
+        backend,
         unit,
         plain,
         probe,
         twin,
     })
+}
+
+/// The calls the host collected must add up, op by op, to what the probe itself recorded.
+fn same_records(probe: &CaseRun) -> Result<()> {
+    let stats = probe.probe.as_ref().expect("probe records");
+    for op in Op::ALL {
+        let calls: Vec<u64> = probe
+            .messages
+            .iter()
+            .flat_map(|m| m.ops.iter())
+            .filter(|e| e.op() == Some(op))
+            .map(|e| e.cost)
+            .collect();
+        let o = stats.op(op);
+        if (calls.len() as u64, calls.iter().sum::<u64>()) != (o.count, o.total) {
+            bail!(
+                "{}: the probe recorded {} calls costing {}, the host collected {} costing {}",
+                op.name(),
+                o.count,
+                o.total,
+                calls.len(),
+                calls.iter().sum::<u64>()
+            );
+        }
+    }
+    Ok(())
 }
 
 pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<MessageRow> {
@@ -163,22 +204,28 @@ pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<Messa
         .iter()
         .zip(&m.probe.messages)
         .map(|(p, q)| MessageRow {
-            backend: m.backend.into(),
+            backend: m.backend.name().into(),
             case: s.case.into(),
             variant: v.id.into(),
             unit: m.unit.name().into(),
             message: p.index as u64,
-            gas: p.cost,
-            probe_build_gas: q.cost,
+            cost: p.cost,
+            probe_build_cost: q.cost,
             malloc_calls: q.op_counts.map_or(0, |c| c[Op::Malloc as usize]),
             calloc_calls: q.op_counts.map_or(0, |c| c[Op::Calloc as usize]),
             realloc_calls: q.op_counts.map_or(0, |c| c[Op::Realloc as usize]),
             free_calls: q.op_counts.map_or(0, |c| c[Op::Free as usize]),
-            allocator_gas: q.op_costs.map_or(0, |c| c.iter().sum()),
+            allocator_cost: q.op_costs.map_or(0, |c| c.iter().sum()),
+            pages_read: p.pages.map(|c| c.read),
+            pages_written: p.pages.map(|c| c.write),
+            pages_write_after_read: p.pages.map(|c| c.write_after_read),
+            pages_loaded: p.pages.map(|c| c.loaded),
         })
         .collect()
 }
 
+/// The case's totals row and its per-op rows (exact percentiles where the backend collected
+/// every call).
 pub fn case_rows(
     s: &Scenario,
     v: &Variant,
@@ -186,15 +233,29 @@ pub fn case_rows(
     code_bytes: u64,
 ) -> (TotalRow, Vec<OpRow>) {
     let stats = m.probe.probe.as_ref().expect("probe build records");
-    let total_gas = m.plain.total_cost();
-    let allocator_gas: u64 = Op::ALL.iter().map(|op| stats.op(*op).total).sum();
-    let pct = |part: u64| round(100.0 * part as f64 / total_gas as f64, 4);
+    let total = m.plain.total_cost();
+    let allocator: u64 = Op::ALL.iter().map(|op| stats.op(*op).total).sum();
+    let pct = |part: u64| round(100.0 * part as f64 / total as f64, 4);
     let ops = Op::ALL
         .iter()
         .map(|&op| {
             let o = stats.op(op);
+            let mut costs: Vec<u64> = m
+                .probe
+                .messages
+                .iter()
+                .flat_map(|msg| msg.ops.iter())
+                .filter(|e| e.op() == Some(op))
+                .map(|e| e.cost)
+                .collect();
+            costs.sort_unstable();
+            let percentile = |p: f64| -> Option<u64> {
+                // Nearest rank: the smallest cost at or above p% of the calls.
+                let rank = ((p / 100.0) * costs.len() as f64).ceil() as usize;
+                (m.backend.records_calls() && !costs.is_empty()).then(|| costs[rank.max(1) - 1])
+            };
             OpRow {
-                backend: m.backend.into(),
+                backend: m.backend.name().into(),
                 case: s.case.into(),
                 variant: v.id.into(),
                 unit: m.unit.name().into(),
@@ -204,22 +265,47 @@ pub fn case_rows(
                 avg: o.total.checked_div(o.count).unwrap_or(0),
                 min: if o.count == 0 { 0 } else { o.min },
                 max: o.max,
+                p50: percentile(50.0),
+                p95: percentile(95.0),
+                p99: percentile(99.0),
                 share_pct: pct(o.total),
             }
         })
         .collect();
     let total = TotalRow {
-        backend: m.backend.into(),
+        backend: m.backend.name().into(),
         case: s.case.into(),
         variant: v.id.into(),
         unit: m.unit.name().into(),
         messages: m.plain.messages.len() as u64,
-        total_gas,
-        allocator_gas,
-        allocator_share_pct: pct(allocator_gas),
+        total,
+        allocator,
+        allocator_share_pct: pct(allocator),
         code_bytes,
     };
     (total, ops)
+}
+
+/// Pages the plain build touched over the case, where the backend counts them.
+pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<PagesRow> {
+    let counts: Vec<_> = m
+        .plain
+        .messages
+        .iter()
+        .map(|msg| msg.pages)
+        .collect::<Option<_>>()?;
+    let sum = |f: fn(&crate::backend::PageCounts) -> u32| counts.iter().map(|c| f(c) as u64).sum();
+    Some(PagesRow {
+        backend: m.backend.name().into(),
+        case: s.case.into(),
+        variant: v.id.into(),
+        messages: counts.len() as u64,
+        read: sum(|c| c.read),
+        written: sum(|c| c.write),
+        write_after_read: sum(|c| c.write_after_read),
+        loaded: sum(|c| c.loaded),
+        page_gas: counts.iter().map(crate::agreement::page_gas).sum(),
+    })
 }
 
 /// `(calls per op, probe gas - twin gas)` per message, `init` first.
@@ -261,19 +347,19 @@ pub fn validate(
                 .map(|p| residual(p).unsigned_abs())
                 .collect();
             ValidationRow {
-                backend: m.backend.into(),
+                backend: m.backend.name().into(),
                 case: s.case.into(),
                 variant: v.id.into(),
                 unit: m.unit.name().into(),
                 messages: points.len() as u64,
                 layout_pad_bytes: builds.pad,
-                layout_shift_gas: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
+                layout_shift: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
                 overhead_per_message: per_message,
                 overhead_malloc: per_op[Op::Malloc as usize],
                 overhead_calloc: per_op[Op::Calloc as usize],
                 overhead_realloc: per_op[Op::Realloc as usize],
                 overhead_free: per_op[Op::Free as usize],
-                calibration_gas: points.first().map_or(0, residual),
+                calibration: points.first().map_or(0, residual),
                 exact_messages: residuals.iter().filter(|r| **r == 0).count() as u64,
                 max_abs_residual: residuals.iter().copied().max().unwrap_or(0),
                 residual_pct: round(

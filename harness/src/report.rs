@@ -1,8 +1,62 @@
 //! The report: tables rendered from the result rows, and nothing else.
 
-use crate::results::{OpRow, TotalRow, ValidationRow};
+use crate::backend::BackendKind;
+use crate::results::{read_csv, AgreementRow, OpRow, PagesRow, TotalRow, ValidationRow};
+use anyhow::Result;
 use galloc_variants::REFERENCE;
 use std::fmt::Write;
+use std::path::Path;
+
+/// Every results file the report reads.
+pub struct Inputs {
+    /// Every backend's totals, backends in report order.
+    pub totals: Vec<TotalRow>,
+    pub ops: Vec<OpRow>,
+    pub checks: Vec<ValidationRow>,
+    pub pages: Vec<PagesRow>,
+    pub agreement: Vec<AgreementRow>,
+}
+
+impl Inputs {
+    /// Reads `results/<backend>/*.csv` for every backend that has results, and
+    /// `results/agreement.csv`.
+    pub fn read(dir: &Path) -> Result<Self> {
+        let mut inputs = Inputs {
+            totals: Vec::new(),
+            ops: Vec::new(),
+            checks: Vec::new(),
+            pages: Vec::new(),
+            agreement: Vec::new(),
+        };
+        for backend in BackendKind::ALL {
+            let d = dir.join(backend.name());
+            if !d.join("totals.csv").exists() {
+                continue;
+            }
+            inputs
+                .totals
+                .extend(read_csv::<TotalRow>(&d.join("totals.csv"))?);
+            inputs.ops.extend(read_csv::<OpRow>(&d.join("ops.csv"))?);
+            inputs
+                .checks
+                .extend(read_csv::<ValidationRow>(&d.join("probe-validation.csv"))?);
+            if d.join("pages.csv").exists() {
+                inputs
+                    .pages
+                    .extend(read_csv::<PagesRow>(&d.join("pages.csv"))?);
+            }
+        }
+        if dir.join("agreement.csv").exists() {
+            inputs.agreement = read_csv(&dir.join("agreement.csv"))?;
+        }
+        Ok(inputs)
+    }
+
+    /// The whole report.
+    pub fn markdown(&self) -> String {
+        markdown(self)
+    }
+}
 
 const OPS: [&str; 4] = ["malloc", "calloc", "realloc", "free"];
 
@@ -25,38 +79,71 @@ fn versus(value: u64, reference: Option<u64>) -> String {
     }
 }
 
-/// One line per case and variant: total, allocator part and change against the reference.
+/// One line per backend, case and variant: total, allocator part and change against the
+/// reference, each in the backend's unit.
 pub fn summary(totals: &[TotalRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| backend | case | variant | messages | total {unit} | allocator {unit} | share | total vs {REFERENCE} | code bytes |",
-        unit = "gas"
+        "| backend | case | variant | messages | total | allocator | unit | share | total vs {REFERENCE} | code bytes |"
     );
     let _ = writeln!(
         out,
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
     );
     for t in totals {
         let reference = totals
             .iter()
             .find(|r| r.backend == t.backend && r.case == t.case && r.variant == REFERENCE)
-            .map(|r| r.total_gas);
+            .map(|r| r.total);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
             t.backend,
             t.case,
             t.variant,
             t.messages,
-            thousands(t.total_gas),
-            thousands(t.allocator_gas),
+            thousands(t.total),
+            thousands(t.allocator),
+            t.unit,
             t.allocator_share_pct,
-            versus(t.total_gas, reference),
+            versus(t.total, reference),
             thousands(t.code_bytes)
         );
     }
     out
+}
+
+/// Why fuel and gas rank a case's variants differently, from the numbers: fuel counts
+/// instructions only, so the allocator's gas per unit of its fuel shows where page charges
+/// (first touches inside allocator calls) or syscalls (`alloc`, `free_range`) weigh.
+fn disagreement(a: &AgreementRow, totals: &[TotalRow]) -> String {
+    if a.rank_by_fuel == a.rank_by_gas {
+        return format!("- **{}**: fuel and gas rank the variants alike.\n", a.case);
+    }
+    let of = |backend: &str, variant: &str| {
+        totals
+            .iter()
+            .find(|t| t.backend == backend && t.case == a.case && t.variant == variant)
+            .map(|t| t.allocator)
+    };
+    let ratios: Vec<String> = a
+        .rank_by_fuel
+        .split(" < ")
+        .filter_map(|v| {
+            let (fuel, gas) = (of("wasmtime", v)?, of("gtest", v)?);
+            (fuel > 0).then(|| format!("{v} {}", thousands(gas / fuel)))
+        })
+        .collect();
+    format!(
+        "- **{}**: the ranks differ (rho {:.2}). Allocator gas per unit of allocator fuel: {}. \
+         Fuel counts the allocator's instructions alone; where this ratio is higher, more of \
+         the variant's gas is page charges for memory its calls touch first in a message, or \
+         the `alloc`/`free_range` syscalls, which fuel prices at one unit.\n",
+        a.case,
+        a.spearman,
+        ratios.join(", ")
+    )
 }
 
 /// A row of the per-op table: its name and how a cell is drawn from an op's row.
@@ -73,42 +160,131 @@ fn op_table(out: &mut String, rows: &[&OpRow]) {
     };
     let _ = writeln!(out, "| | {} |", OPS.join(" | "));
     let _ = writeln!(out, "| --- |{}", " ---: |".repeat(OPS.len()));
-    let lines: [Line; 6] = [
+    let pct = |p: Option<u64>| p.map_or_else(|| "-".into(), thousands);
+    let lines: [Line; 9] = [
         ("avg", &|r| thousands(r.avg)),
         ("min", &|r| thousands(r.min)),
+        ("p50", &|r| pct(r.p50)),
+        ("p95", &|r| pct(r.p95)),
+        ("p99", &|r| pct(r.p99)),
         ("max", &|r| thousands(r.max)),
         ("count", &|r| thousands(r.count)),
         ("total", &|r| thousands(r.total)),
-        ("% of total gas", &|r| format!("{:.4}%", r.share_pct)),
+        ("% of total", &|r| format!("{:.4}%", r.share_pct)),
     ];
+    let exact = rows.iter().any(|r| r.p50.is_some());
     for (name, f) in lines {
+        if name.starts_with('p') && !exact {
+            continue;
+        }
         let cells: Vec<String> = OPS.iter().map(|op| cell(op, f)).collect();
         let _ = writeln!(out, "| {name} | {} |", cells.join(" | "));
     }
 }
 
-/// The whole report, from the result rows.
-pub fn markdown(totals: &[TotalRow], ops: &[OpRow], checks: &[ValidationRow]) -> String {
+fn markdown(inputs: &Inputs) -> String {
+    let Inputs {
+        totals,
+        ops,
+        checks,
+        pages,
+        agreement,
+    } = inputs;
     let mut out = String::new();
     let _ = writeln!(out, "# galloc lab results\n");
     let _ = writeln!(
         out,
-        "Generated by `just compare` (or `just gtest`) from `results/*.csv`; do not edit. Gas is gtest 2.0's \
-         (Gear's default schedule) on each program's `.opt.wasm` (gear-wasm-builder's \
-         post-processing, `wasm-opt -O4`). Total gas comes from the plain build; allocator gas \
-         from the probe build's calibrated per-call records. First-touch page costs inside an \
-         allocator call count as that call's cost.\n"
+        "Generated by `just compare` from `results/<backend>/*.csv`; do not edit. Every program \
+         is its `.opt.wasm` (gear-wasm-builder's post-processing, `wasm-opt -O4`), the same bytes \
+         on every backend. **gtest** is Gear 2.0's runtime: gas, default schedule. **wasmtime** \
+         is the lab's fuel meter (wasmtime 44): fuel, one unit per Wasm instruction, blind to \
+         Gear's page and syscall charges, which it counts separately (pages). Fuel is not gas: \
+         each table says its unit. Totals come from the plain build; allocator cost from the \
+         probe build's calibrated per-call records; exact percentiles from the wasmtime trace \
+         build. First-touch page costs inside an allocator call count as that call's cost.\n"
     );
     let _ = writeln!(out, "## Summary\n");
     out.push_str(&summary(totals));
-    let mut cases: Vec<(&str, &str)> = Vec::new();
-    for t in totals {
-        if !cases.contains(&(t.backend.as_str(), t.case.as_str())) {
-            cases.push((&t.backend, &t.case));
+    if !agreement.is_empty() {
+        let _ = writeln!(out, "\n## Fuel against gas\n");
+        let _ = writeln!(
+            out,
+            "Variants ranked by allocator cost under each meter (cheapest first) and Spearman's \
+             rank correlation; then, over every message of the case (all variants, plain \
+             builds), how much of gtest's gas fuel explains (R², with an intercept), and how \
+             much fuel plus the page gas of the pages each message touched (priced at gtest's \
+             lazy-page weights) explains, with the fitted gas per fuel and page-gas weight.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| case | by fuel | by gas | rho | messages | R² fuel | R² fuel + pages | gas/fuel | page weight |"
+        );
+        let _ = writeln!(
+            out,
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        );
+        for a in agreement {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.4} | {} | {:.4} | {:.4} | {:.1} | {:.4} |",
+                a.case,
+                a.rank_by_fuel,
+                a.rank_by_gas,
+                a.spearman,
+                a.messages,
+                a.r2_fuel,
+                a.r2_fuel_pages,
+                a.gas_per_fuel,
+                a.page_gas_weight
+            );
+        }
+        out.push('\n');
+        for a in agreement {
+            out.push_str(&disagreement(a, totals));
         }
     }
-    for (backend, case) in cases {
-        let _ = writeln!(out, "\n## {case} ({backend})\n");
+    if !pages.is_empty() {
+        let _ = writeln!(out, "\n## Pages touched (wasmtime)\n");
+        let _ = writeln!(
+            out,
+            "16 KiB pages above the stack each case's messages touched on the plain build, in \
+             Gear's charging categories, summed over the case; `page gas` prices them at gtest's \
+             lazy-page weights (a first write includes the page's upload).\n"
+        );
+        let _ = writeln!(
+            out,
+            "| case | variant | messages | read | written | write after read | loaded | page gas |"
+        );
+        let _ = writeln!(
+            out,
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        );
+        for p in pages {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                p.case,
+                p.variant,
+                p.messages,
+                thousands(p.read),
+                thousands(p.written),
+                thousands(p.write_after_read),
+                thousands(p.loaded),
+                thousands(p.page_gas)
+            );
+        }
+    }
+    let mut cases: Vec<(&str, &str, &str)> = Vec::new();
+    for t in totals {
+        if !cases
+            .iter()
+            .any(|c| (c.0, c.1) == (t.backend.as_str(), t.case.as_str()))
+        {
+            cases.push((&t.backend, &t.case, &t.unit));
+        }
+    }
+    for (backend, case, unit) in cases {
+        let _ = writeln!(out, "\n## {case} ({backend}, {unit})\n");
         for t in totals
             .iter()
             .filter(|t| t.backend == backend && t.case == case)
@@ -125,35 +301,37 @@ pub fn markdown(totals: &[TotalRow], ops: &[OpRow], checks: &[ValidationRow]) ->
     let _ = writeln!(out, "## Probe validation\n");
     let _ = writeln!(
         out,
-        "Per message, probe-build gas minus the gas of the plain build's *twin* (padded by \
-         `pad` bytes so its heap base is the probe build's, so both touch the same pages), \
-         fitted as a per-message part (larger code) plus a part per call of each op (two \
-         counter reads, the bookkeeping, the wrapper's argument passing). `init` also pays the one-time calibration. `layout shift` is \
-         what the padding alone changed: twin total minus plain total.\n"
+        "Per message, the probe build's cost minus the cost of the plain build's *twin* (padded \
+         by `pad` bytes so its heap base is the probe build's, so both touch the same pages), \
+         fitted as a per-message part (larger code) plus a part per call of each op (the \
+         bracket's counter reads and bookkeeping, the wrapper's argument passing). `init` also \
+         pays the one-time calibration. `layout shift` is what the padding alone changed: twin \
+         total minus plain total. Each row is in its backend's unit.\n"
     );
     let _ = writeln!(
         out,
-        "| backend | case | variant | pad | layout shift | per message | per malloc / calloc / realloc / free | calibration | exact | max residual | residual |"
+        "| backend | case | variant | unit | pad | layout shift | per message | per malloc / calloc / realloc / free | calibration | exact | max residual | residual |"
     );
     let _ = writeln!(
         out,
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for c in checks {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} B | {} | {} | {} / {} / {} / {} | {} | {}/{} | {} | {:.6}% |",
+            "| {} | {} | {} | {} | {} B | {} | {} | {} / {} / {} / {} | {} | {}/{} | {} | {:.6}% |",
             c.backend,
             c.case,
             c.variant,
+            c.unit,
             c.layout_pad_bytes,
-            c.layout_shift_gas,
+            c.layout_shift,
             c.overhead_per_message,
             c.overhead_malloc,
             c.overhead_calloc,
             c.overhead_realloc,
             c.overhead_free,
-            c.calibration_gas,
+            c.calibration,
             c.exact_messages,
             c.messages - 1,
             thousands(c.max_abs_residual),

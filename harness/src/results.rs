@@ -1,4 +1,7 @@
 //! The lab's result rows: flat, serde-derived, written by the runner and read by the report.
+//!
+//! Costs are in the unit their row names (`gas` or `fuel`), and each backend's rows live in
+//! their own directory (`results/<backend>/`), so no column ever holds both units.
 
 use anyhow::{Context, Result};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -42,6 +45,11 @@ pub struct OpRow {
     pub avg: u64,
     pub min: u64,
     pub max: u64,
+    /// Exact percentiles (nearest rank) from the per-call records, where the backend
+    /// collects them (wasmtime); empty otherwise.
+    pub p50: Option<u64>,
+    pub p95: Option<u64>,
+    pub p99: Option<u64>,
     /// `total` as a percentage of the case's total cost (plain build), 4 decimals.
     pub share_pct: f64,
 }
@@ -56,10 +64,10 @@ pub struct TotalRow {
     /// Messages sent, `init` included.
     pub messages: u64,
     /// Sum of every message's cost, measured on the plain (probe-free) build.
-    pub total_gas: u64,
+    pub total: u64,
     /// Calibrated cost of every allocator call, measured on the probe build.
-    pub allocator_gas: u64,
-    /// `allocator_gas / total_gas` in percent, 4 decimals.
+    pub allocator: u64,
+    /// `allocator / total` in percent, 4 decimals.
     pub allocator_share_pct: f64,
     /// Bytes of the deployed `.opt.wasm` (plain build).
     pub code_bytes: u64,
@@ -68,7 +76,7 @@ pub struct TotalRow {
 /// How exactly "probe build minus probe overhead = plain build" holds for one case and build.
 ///
 /// The comparison is made against the *twin*: the plain build padded so that its heap base is
-/// the probe build's (see `allocator/build.rs`); the padding's own effect is `layout_shift_gas`.
+/// the probe build's (see `allocator/build.rs`); the padding's own effect is `layout_shift`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValidationRow {
     pub backend: String,
@@ -80,7 +88,7 @@ pub struct ValidationRow {
     /// Padding that gave the twin the probe build's heap base.
     pub layout_pad_bytes: u32,
     /// Twin total minus plain total: what moving the heap base alone changed.
-    pub layout_shift_gas: i64,
+    pub layout_shift: i64,
     /// Fitted cost the probe build adds per message whatever it calls (larger code).
     pub overhead_per_message: i64,
     /// Fitted cost the probe adds per call of each op (two counter reads, bookkeeping, and
@@ -90,7 +98,7 @@ pub struct ValidationRow {
     pub overhead_realloc: i64,
     pub overhead_free: i64,
     /// What `init` costs beyond the fit: the probe's one-time calibration.
-    pub calibration_gas: i64,
+    pub calibration: i64,
     /// Messages after `init` where the relation holds exactly.
     pub exact_messages: u64,
     /// Largest |probe - overhead - twin| over the messages after `init`.
@@ -126,16 +134,63 @@ pub struct MessageRow {
     /// 0 is `init`.
     pub message: u64,
     /// Cost on the plain build.
-    pub gas: u64,
+    pub cost: u64,
     /// Cost on the probe build.
-    pub probe_build_gas: u64,
+    pub probe_build_cost: u64,
     /// Allocator calls during the message, per op.
     pub malloc_calls: u64,
     pub calloc_calls: u64,
     pub realloc_calls: u64,
     pub free_calls: u64,
     /// Their calibrated cost.
-    pub allocator_gas: u64,
+    pub allocator_cost: u64,
+    /// 16 KiB pages the plain build's message touched ([`crate::backend::PageCounts`]), where
+    /// the backend sees them; empty otherwise.
+    pub pages_read: Option<u32>,
+    pub pages_written: Option<u32>,
+    pub pages_write_after_read: Option<u32>,
+    pub pages_loaded: Option<u32>,
+}
+
+/// Pages one case touched on one variant's plain build (wasmtime), summed over its messages,
+/// and what Gear's default schedule would charge for them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PagesRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    pub messages: u64,
+    /// Pages first read, first written, read then written, and loaded from storage.
+    pub read: u64,
+    pub written: u64,
+    pub write_after_read: u64,
+    pub loaded: u64,
+    /// Those counts at gtest 2.0's lazy-page weights (signal accesses; writes include the
+    /// upload), in gas.
+    pub page_gas: u64,
+}
+
+/// Whether fuel and gas agree on a case: variants ranked by allocator cost under each, and
+/// per message how well fuel (and fuel plus page gas) explains gtest's gas.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgreementRow {
+    pub case: String,
+    /// Variants by allocator fuel, cheapest first: `a < b < c`.
+    pub rank_by_fuel: String,
+    /// Variants by allocator gas, cheapest first.
+    pub rank_by_gas: String,
+    /// Spearman's rank correlation of the two, 4 decimals (1 = same order).
+    pub spearman: f64,
+    /// Messages in the per-message fit (every variant's, pooled).
+    pub messages: u64,
+    /// R² of gtest gas per message against fuel alone, 4 decimals.
+    pub r2_fuel: f64,
+    /// R² against fuel and the page gas of the message's page counts, 4 decimals.
+    pub r2_fuel_pages: f64,
+    /// Fitted gas per unit of fuel in the second fit.
+    pub gas_per_fuel: f64,
+    /// Fitted weight of the page gas in the second fit (1 = the schedule's weights explain it).
+    pub page_gas_weight: f64,
 }
 
 /// Rounds a percentage for results files: fixed decimals keep reruns byte-identical.

@@ -17,8 +17,8 @@ pub struct MessageCost {
     pub reply: Vec<u8>,
     /// Pages the message touched, where the backend sees them.
     pub pages: Option<crate::backend::PageCounts>,
-    /// Every allocator call with its cost (trace builds on wasmtime).
-    pub ops: Vec<galloc::probe::OpEvent>,
+    /// Every allocator call with its cost (probe builds, on backends that collect them).
+    pub ops: Vec<galloc::probe::Record>,
     /// Allocator calls during the message, per op (probe builds).
     pub op_counts: Option<[u64; 4]>,
     /// Calibrated allocator cost during the message, per op (probe builds).
@@ -46,13 +46,14 @@ fn read_probe(
     program: crate::backend::ProgramRef,
 ) -> Result<ProbeStats> {
     let bytes = backend.read_state(program)?;
-    ProbeStats::from_bytes(&bytes).with_context(|| {
+    let (stats, _) = galloc::probe::parse_state(&bytes).with_context(|| {
         format!(
             "the program's state is {} bytes, not the probe's {}: was it built with `probe`?",
             bytes.len(),
-            ProbeStats::ENCODED_LEN
+            galloc::probe::STATE_LEN
         )
-    })
+    })?;
+    Ok(stats)
 }
 
 fn delta(before: &ProbeStats, after: &ProbeStats) -> ([u64; 4], [u64; 4]) {
@@ -90,13 +91,22 @@ fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) 
     Ok(())
 }
 
-/// Deploys `code`, sends every step of `scenario`, checks each outcome, and (when `probe`)
-/// reads the allocator's records after every message. `progress` is called per message.
+/// When to read a probe build's records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeReads {
+    /// Not a probe build.
+    Never,
+    /// After every message: per-message costs per op.
+    EveryMessage,
+}
+
+/// Deploys `code`, sends every step of `scenario`, checks each outcome, and reads the
+/// allocator's records as `reads` says. `progress` is called per message.
 pub fn run_case(
     backend: &mut dyn Backend,
     code: &[u8],
     scenario: &Scenario,
-    probe: bool,
+    reads: ProbeReads,
     mut progress: impl FnMut(),
 ) -> Result<CaseRun> {
     let (program, init) = backend.deploy(code, scenario.deployer, &scenario.init)?;
@@ -108,7 +118,7 @@ pub fn run_case(
         );
     }
     progress();
-    let mut last = if probe {
+    let mut last = if reads == ProbeReads::EveryMessage {
         Some(read_probe(backend, program)?)
     } else {
         None

@@ -33,7 +33,7 @@ fn unknown_variant_case_and_backend_are_named() {
     let (ok, err) = lab(&["measure", "--backends", "node"]);
     assert!(!ok);
     assert!(
-        err.contains("unknown backend `node`; available here: gtest"),
+        err.contains("unknown backend `node`; available here: wasmtime, gtest"),
         "{err}"
     );
 }

@@ -13,7 +13,6 @@ fn code(package: &str) -> Vec<u8> {
         package,
         variant,
         probe: false,
-        trace: false,
         post: PostProcess::Gear,
         layout_pad: 0,
     };

@@ -1,18 +1,22 @@
 //! The probe's validation relation: per message, probe-build gas minus the gas of the plain
 //! build's heap-base twin is a per-message constant plus a constant per call of each op.
-//! Gas is deterministic, so the relation is asserted to hold exactly for (nearly) every message.
+//! Gas is deterministic, so the relation is asserted to hold exactly for most messages and to
+//! within a few instructions for the rest: keeping each call's record for the host makes the
+//! probe build's copy of `realloc` differ from the plain build's by an instruction or two on
+//! some paths (1-2 fuel, about 1-2K gas).
 
+use galloc_lab::backend::BackendKind;
 use galloc_lab::measure::{measure_case, validate, Builds};
 use galloc_lab::scenario::select;
 use galloc_lab::workspace::Workspace;
 
-fn check(variant_id: &str, min_exact_pct: f64) {
+fn check(variant_id: &str, backend: BackendKind, min_exact_pct: f64, max_residual: u64) {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let variant = galloc_variants::find(variant_id).unwrap();
     let case = select("nft-stress").unwrap()[0];
     let scenario = (case.make)();
     let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
-    let m = measure_case(&builds, &scenario, |_| {}).unwrap();
+    let m = measure_case(&builds, &scenario, backend, |_| {}).unwrap();
     let row = validate(variant, &builds, &[(&scenario, &m)]).remove(0);
     eprintln!("{row:?}");
 
@@ -28,9 +32,9 @@ fn check(variant_id: &str, min_exact_pct: f64) {
         "{variant_id}: only {exact_pct:.2}% exact: {row:?}"
     );
     assert!(
-        row.residual_pct < 0.0001,
-        "{variant_id}: residual {}%",
-        row.residual_pct
+        row.max_abs_residual <= max_residual,
+        "{variant_id}: residual up to {}",
+        row.max_abs_residual
     );
 
     // Each call pays two counter reads (one is the calibration) plus bookkeeping.
@@ -42,15 +46,23 @@ fn check(variant_id: &str, min_exact_pct: f64) {
         );
     }
     // `init` pays the one-time calibration: about two reads.
-    assert!((read..3 * read).contains(&row.calibration_gas), "{row:?}");
+    assert!((read..3 * read).contains(&row.calibration), "{row:?}");
 }
 
 #[test]
-fn relation_is_exact_for_shipping() {
-    check("shipping", 100.0);
+fn relation_holds_for_shipping() {
+    check("shipping", BackendKind::Gtest, 90.0, 5_000);
 }
 
 #[test]
-fn relation_is_nearly_exact_for_the_default_variant() {
-    check(galloc_variants::DEFAULT, 98.0);
+fn relation_holds_for_the_default_variant() {
+    check(galloc_variants::DEFAULT, BackendKind::Gtest, 90.0, 5_000);
+}
+
+/// Fuel has no page charges: the same relation, in instructions.
+#[test]
+fn relation_holds_in_fuel() {
+    for variant in ["shipping", galloc_variants::DEFAULT] {
+        check(variant, BackendKind::Wasmtime, 90.0, 4);
+    }
 }

@@ -8,7 +8,6 @@ const NOT_VARIANTS: &[&str] = &[
     "default", // empty on purpose: gstd enables galloc's default features
     "probe",   // orthogonal: wraps whichever variant is selected
     "debug",   // gstd's `debug` forwards here; must not change the allocator
-    "trace",   // the probe, also reporting each call to the lab's wasmtime host
 ];
 
 #[test]

@@ -7,9 +7,9 @@ pub mod gtest;
 pub mod wasmtime;
 
 pub use self::wasmtime::PageCounts;
-use galloc::probe::OpEvent;
+use galloc::probe::Record;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 /// A user account, as a number (Gear's `ActorId::from(u64)`).
 pub type UserId = u64;
@@ -29,8 +29,9 @@ pub struct Outcome {
     pub cost: u64,
     /// Pages the message touched, where the backend can see them (wasmtime).
     pub pages: Option<PageCounts>,
-    /// Every allocator call of the message with its cost, from trace builds (wasmtime).
-    pub ops: Vec<OpEvent>,
+    /// Every allocator call of the message with its cost (probe builds, where the backend
+    /// collects them: wasmtime).
+    pub ops: Vec<Record>,
 }
 
 /// What a backend's costs are counted in; never mixed in one column.
@@ -75,4 +76,64 @@ pub trait Backend {
     /// Reads the program's `state` export (the probe records in probe builds). Runs outside
     /// any message: it costs the measured messages nothing and changes nothing.
     fn read_state(&mut self, program: ProgramRef) -> Result<Vec<u8>>;
+}
+
+/// The backends this build of the lab can run, in report order: the embedded default first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BackendKind {
+    /// The wasmtime fuel meter: fast, exact per op, counts pages; fuel, not gas.
+    Wasmtime,
+    /// Gear's runtime, locally: gas as a node charges it.
+    Gtest,
+}
+
+impl BackendKind {
+    /// Every backend, in report order.
+    pub const ALL: [BackendKind; 2] = [BackendKind::Wasmtime, BackendKind::Gtest];
+
+    /// As results and the CLI name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Wasmtime => "wasmtime",
+            BackendKind::Gtest => "gtest",
+        }
+    }
+
+    /// A fresh backend: a new chain, or a new meter with no programs.
+    pub fn create(self) -> Result<Box<dyn Backend>> {
+        Ok(match self {
+            BackendKind::Wasmtime => Box::new(wasmtime::WasmtimeBackend::new()?),
+            BackendKind::Gtest => Box::new(gtest::GtestBackend::new()),
+        })
+    }
+
+    /// Whether it collects every allocator call of a probe build (exact per-op records).
+    pub fn records_calls(self) -> bool {
+        self == BackendKind::Wasmtime
+    }
+
+    /// Parses a comma-separated list, or `all`.
+    pub fn select(list: &str) -> Result<Vec<BackendKind>> {
+        if list.trim() == "all" {
+            return Ok(Self::ALL.to_vec());
+        }
+        let mut picked = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let Some(kind) = Self::ALL.into_iter().find(|k| k.name() == name) else {
+                let known: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+                bail!(
+                    "unknown backend `{name}`; available here: {}",
+                    known.join(", ")
+                );
+            };
+            if !picked.contains(&kind) {
+                picked.push(kind);
+            }
+        }
+        if picked.is_empty() {
+            bail!("no backend selected");
+        }
+        picked.sort();
+        Ok(picked)
+    }
 }

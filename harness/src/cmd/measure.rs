@@ -1,19 +1,24 @@
-//! `lab measure`: every case × variant on the embedded backends; writes the results files
-//! and the report.
+//! `lab measure`: every case × variant on the chosen backends; writes the results files and
+//! the report.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
+use galloc_lab::agreement::{agreement, Pair};
+use galloc_lab::backend::BackendKind;
 use galloc_lab::measure::{
-    case_rows, measure_case, message_rows, validate, Builds, CaseMeasurement,
+    case_rows, measure_case, message_rows, pages_row, validate, Builds, CaseMeasurement,
 };
 use galloc_lab::report;
-use galloc_lab::results::{merge, write_csv, ArtifactRow, OpRow, TotalRow, ValidationRow};
+use galloc_lab::results::{
+    merge, write_csv, AgreementRow, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow,
+    ValidationRow,
+};
 use galloc_lab::scenario::{self, Scenario};
+use galloc_lab::trace;
 use galloc_lab::workspace::Workspace;
+use galloc_variants::Variant;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
-
-/// Backends this command can run.
-const BACKENDS: &[&str] = &["gtest"];
+use std::path::Path;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -23,25 +28,23 @@ pub struct Args {
     /// Comma-separated variant ids, or `all`.
     #[arg(long, default_value = "all")]
     variants: String,
-    /// Comma-separated backends.
-    #[arg(long, default_value = "gtest")]
+    /// Comma-separated backends (`wasmtime`, `gtest`), or `all`. The embedded default is the
+    /// wasmtime fuel meter; `just compare` runs gtest beside it.
+    #[arg(long, default_value = "wasmtime")]
     backends: String,
-    /// No progress bar (for CI logs).
+    /// No progress bar and no build log (for CI).
     #[arg(long)]
     quiet: bool,
 }
 
+/// Everything measured in this run, by (backend, case, variant).
+type Measured<'a> =
+    BTreeMap<(BackendKind, usize, usize), (&'a Scenario, &'static Variant, CaseMeasurement)>;
+
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let cases = scenario::select(&args.cases)?;
     let variants = galloc_variants::select(&args.variants)?;
-    for backend in args.backends.split(',').map(str::trim) {
-        if !BACKENDS.contains(&backend) {
-            bail!(
-                "unknown backend `{backend}`; available here: {}",
-                BACKENDS.join(", ")
-            );
-        }
-    }
+    let backends = BackendKind::select(&args.backends)?;
     let scenarios: Vec<Scenario> = cases.iter().map(|c| (c.make)()).collect();
 
     // Build everything first: a build error stops before any run.
@@ -61,93 +64,185 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
 
-    let artifact_rows: Vec<ArtifactRow> = builds
-        .iter()
-        .flat_map(|((package, variant), b)| b.rows(package, variant))
-        .collect();
-
-    // Three runs per case and variant: plain, probe, twin.
+    // Per backend, case and variant: plain, probe and twin runs.
     let total_messages: u64 = scenarios
         .iter()
         .map(|s| (s.steps.len() as u64 + 1) * 3 * variants.len() as u64)
-        .sum();
+        .sum::<u64>()
+        * backends.len() as u64;
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
         ProgressBar::new(total_messages)
     };
     bar.set_style(
-        ProgressStyle::with_template("{msg:40} [{bar:30}] {pos}/{len} messages, ETA {eta}")
+        ProgressStyle::with_template("{msg:44} [{bar:30}] {pos}/{len} messages, ETA {eta}")
             .expect("valid template"),
     );
 
-    let (mut totals, mut ops, mut checks) = (Vec::new(), Vec::new(), Vec::new());
-    let mut per_message = Vec::new();
-    let mut measured: BTreeMap<(&str, &str), Vec<(&Scenario, CaseMeasurement)>> = BTreeMap::new();
-    for s in &scenarios {
-        for v in &variants {
-            let b = &builds[&(s.package, v.id)];
-            let m = measure_case(b, s, |config| {
-                bar.set_message(format!("{} {config}", s.case));
-                bar.inc(1);
-            })?;
-            if b.twin.is_none() {
-                bar.inc(m.plain.messages.len() as u64);
+    let mut measured: Measured = BTreeMap::new();
+    for &backend in &backends {
+        for (ci, s) in scenarios.iter().enumerate() {
+            for (vi, v) in variants.iter().enumerate() {
+                let b = &builds[&(s.package, v.id)];
+                let m = measure_case(b, s, backend, |config| {
+                    bar.set_message(format!("{} {} {config}", backend.name(), s.case));
+                    bar.inc(1);
+                })?;
+                if b.twin.is_none() {
+                    bar.inc(m.plain.messages.len() as u64);
+                }
+                measured.insert((backend, ci, vi), (s, v, m));
             }
-            let (total, op_rows) = case_rows(s, v, &m, b.plain.bytes.len() as u64);
-            totals.push(total);
-            ops.extend(op_rows);
-            per_message.extend(message_rows(s, v, &m));
-            measured.entry((s.package, v.id)).or_default().push((s, m));
         }
-    }
-    // The probe's overhead is a property of each build: validated over all its cases at once.
-    for ((package, variant), runs) in &measured {
-        let v = galloc_variants::find(variant)?;
-        let runs: Vec<_> = runs.iter().map(|(s, m)| (*s, m)).collect();
-        checks.extend(validate(v, &builds[&(*package, *variant)], &runs));
     }
     bar.finish_and_clear();
 
     let dir = ws.results_dir();
-    let totals = merge(&dir.join("totals.csv"), totals, |r: &TotalRow| {
-        key(&r.backend, &r.case, &r.variant)
-    })?;
-    let ops = merge(&dir.join("ops.csv"), ops, |r: &OpRow| {
-        key(&r.backend, &r.case, &r.variant)
-    })?;
-    let checks = merge(
-        &dir.join("probe-validation.csv"),
-        checks,
-        |r: &ValidationRow| key(&r.backend, &r.case, &r.variant),
-    )?;
-    write_csv(&dir.join("totals.csv"), &totals)?;
-    write_csv(&dir.join("ops.csv"), &ops)?;
-    write_csv(&dir.join("probe-validation.csv"), &checks)?;
-    let artifact_rows = merge(
-        &dir.join("artifacts.csv"),
-        artifact_rows,
-        |r: &ArtifactRow| {
-            (
-                r.package.clone(),
-                key("gtest", "", &r.variant).1,
-                r.build.clone(),
-            )
-        },
-    )?;
-    write_csv(&dir.join("artifacts.csv"), &artifact_rows)?;
-    // Per-message rows are large; they live beside the build, not in results/.
-    write_csv(&ws.root().join("target/lab/messages.csv"), &per_message)?;
-    std::fs::write(
-        dir.join("README.md"),
-        report::markdown(&totals, &ops, &checks),
-    )?;
-    println!("{}", report::summary(&totals));
-    eprintln!("wrote results/{{totals,ops,probe-validation,artifacts}}.csv and results/README.md");
+    for &backend in &backends {
+        write_backend(ws, backend, &measured, &builds)?;
+    }
+    write_artifacts(&dir, &builds)?;
+    write_agreement(&dir, &scenarios, &variants, &measured)?;
+
+    let report = report::Inputs::read(&dir)?;
+    std::fs::write(dir.join("README.md"), report.markdown())?;
+    println!("{}", report::summary(&report.totals));
+    eprintln!("wrote results/ (per backend: totals, ops, probe-validation; wasmtime: pages, traces), results/README.md");
     Ok(())
 }
 
-fn key(backend: &str, case: &str, variant: &str) -> (usize, usize, usize) {
+/// One backend's files: `results/<backend>/*.csv`, its traces, and its per-message rows
+/// (large, so beside the build: `target/lab/<backend>/messages.csv`).
+fn write_backend(
+    ws: &Workspace,
+    backend: BackendKind,
+    measured: &Measured,
+    builds: &BTreeMap<(&str, &str), Builds>,
+) -> Result<()> {
+    let (mut totals, mut ops, mut pages, mut messages) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut per_build: BTreeMap<(&str, &str), Vec<(&Scenario, &CaseMeasurement)>> = BTreeMap::new();
+    let results = ws.results_dir();
+    for ((b, _, _), (s, v, m)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
+        debug_assert_eq!(*b, backend);
+        let build = &builds[&(s.package, v.id)];
+        let (total, op_rows) = case_rows(s, v, m, build.plain.bytes.len() as u64);
+        totals.push(total);
+        ops.extend(op_rows);
+        pages.extend(pages_row(s, v, m));
+        messages.extend(message_rows(s, v, m));
+        if b.records_calls() {
+            let path = results
+                .join("traces")
+                .join(format!("{}-{}.csv.zst", s.case, v.id));
+            trace::write(&path, &trace::records(&m.probe))?;
+        }
+        per_build.entry((s.package, v.id)).or_default().push((s, m));
+    }
+    // The probe's overhead is a property of each build: validated over all its cases at once.
+    let mut checks = Vec::new();
+    for ((package, variant), runs) in &per_build {
+        let v = galloc_variants::find(variant)?;
+        checks.extend(validate(v, &builds[&(*package, *variant)], runs));
+    }
+
+    let dir = results.join(backend.name());
+    let save = |name: &str| dir.join(name);
+    let totals = merge(&save("totals.csv"), totals, |r: &TotalRow| {
+        key(&r.case, &r.variant)
+    })?;
+    write_csv(&save("totals.csv"), &totals)?;
+    let ops = merge(&save("ops.csv"), ops, |r: &OpRow| {
+        (key(&r.case, &r.variant), op_index(&r.op))
+    })?;
+    write_csv(&save("ops.csv"), &ops)?;
+    let checks = merge(
+        &save("probe-validation.csv"),
+        checks,
+        |r: &ValidationRow| key(&r.case, &r.variant),
+    )?;
+    write_csv(&save("probe-validation.csv"), &checks)?;
+    if !pages.is_empty() {
+        let pages = merge(&save("pages.csv"), pages, |r: &PagesRow| {
+            key(&r.case, &r.variant)
+        })?;
+        write_csv(&save("pages.csv"), &pages)?;
+    }
+    let path = ws
+        .root()
+        .join("target/lab")
+        .join(backend.name())
+        .join("messages.csv");
+    let messages = merge(&path, messages, |r: &MessageRow| {
+        (key(&r.case, &r.variant), r.message)
+    })?;
+    write_csv(&path, &messages)
+}
+
+fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Result<()> {
+    let rows: Vec<ArtifactRow> = builds
+        .iter()
+        .flat_map(|((package, variant), b)| b.rows(package, variant))
+        .collect();
+    let path = dir.join("artifacts.csv");
+    let rows = merge(&path, rows, |r: &ArtifactRow| {
+        (
+            r.package.clone(),
+            key("", &r.variant).1,
+            build_index(&r.build),
+        )
+    })?;
+    write_csv(&path, &rows)
+}
+
+/// For each case run on both backends for two or more variants: do fuel and gas agree?
+fn write_agreement(
+    dir: &Path,
+    scenarios: &[Scenario],
+    variants: &[&'static Variant],
+    measured: &Measured,
+) -> Result<()> {
+    let mut rows = Vec::new();
+    for (ci, s) in scenarios.iter().enumerate() {
+        let pairs: Vec<Pair> = variants
+            .iter()
+            .enumerate()
+            .filter_map(|(vi, v)| {
+                let (_, _, w) = measured.get(&(BackendKind::Wasmtime, ci, vi))?;
+                let (_, _, g) = measured.get(&(BackendKind::Gtest, ci, vi))?;
+                let alloc = |m: &CaseMeasurement| {
+                    let stats = m.probe.probe.as_ref().expect("probe records");
+                    galloc::probe::Op::ALL
+                        .iter()
+                        .map(|op| stats.op(*op).total)
+                        .sum()
+                };
+                Some(Pair {
+                    variant: v.id,
+                    allocator_fuel: alloc(w),
+                    allocator_gas: alloc(g),
+                    messages: w
+                        .plain
+                        .messages
+                        .iter()
+                        .zip(&g.plain.messages)
+                        .map(|(a, b)| (a.cost, a.pages.unwrap_or_default(), b.cost))
+                        .collect(),
+                })
+            })
+            .collect();
+        if pairs.len() >= 2 {
+            rows.push(agreement(s.case, &pairs));
+        }
+    }
+    let path = dir.join("agreement.csv");
+    let rows = merge(&path, rows, |r: &AgreementRow| key(&r.case, "").0)?;
+    write_csv(&path, &rows)
+}
+
+/// Sort key of a row: the case's and the variant's registry positions.
+fn key(case: &str, variant: &str) -> (usize, usize) {
     let case = scenario::CASES
         .iter()
         .position(|c| c.id == case)
@@ -156,9 +251,19 @@ fn key(backend: &str, case: &str, variant: &str) -> (usize, usize, usize) {
         .iter()
         .position(|v| v.id == variant)
         .unwrap_or(usize::MAX);
-    let backend = BACKENDS
+    (case, variant)
+}
+
+fn op_index(op: &str) -> usize {
+    galloc::probe::Op::ALL
         .iter()
-        .position(|b| *b == backend)
-        .unwrap_or(usize::MAX);
-    (case, variant, backend)
+        .position(|o| o.name() == op)
+        .unwrap_or(usize::MAX)
+}
+
+fn build_index(build: &str) -> usize {
+    ["plain", "probe", "twin"]
+        .iter()
+        .position(|b| *b == build)
+        .unwrap_or(usize::MAX)
 }

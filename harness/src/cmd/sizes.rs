@@ -35,7 +35,6 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 package: PACKAGE,
                 variant,
                 probe,
-                trace: false,
                 post: PostProcess::None,
                 layout_pad: 0,
             };

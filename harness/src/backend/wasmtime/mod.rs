@@ -12,7 +12,9 @@
 //! - `gr_gas_available` answers remaining **fuel**, so the probe build records fuel per op.
 //!
 //! What it adds: per-message page accesses in Gear's charging categories ([`PageCounts`]),
-//! and with trace builds (`galloc/trace`) every allocator call with its fuel.
+//! and, for probe builds, every allocator call with its fuel: the probe keeps its last call's
+//! [`Record`] at an address its `state` export reports, and the host reads it at each
+//! `gr_gas_available` (every call's bracket starts with one) and at the end of the message.
 //!
 //! Fuel is one unit per Wasm operator (wasmtime's default table: `nop`, `drop`, `block`,
 //! `loop`, `unreachable`, `return`, `else`, `end` are free; a host call costs 1 and the host's
@@ -25,7 +27,7 @@ pub use pages::{PageCounts, GEAR_PAGE};
 
 use super::{Backend, Outcome, ProgramRef, Unit, UserId};
 use anyhow::{anyhow, bail, Context, Result};
-use galloc::probe::{Op, OpEvent};
+use galloc::probe::{parse_state, Record};
 use prepare::{prepare, Prepared};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -43,8 +45,8 @@ const ALLOC_FAILED: u32 = u32::MAX;
 /// Any non-zero error code: the programs only test for zero.
 const ERROR: u32 = 1;
 
-/// Every host function the meter implements, as `module.name`. Built from what the lab's
-/// artifacts import (listed from the binaries: `lab imports`), plus the trace hook.
+/// Every host function the meter implements, as `module.name`: what the lab's artifacts import
+/// (listed from the binaries; `results/code-size.csv` has each build's imports).
 pub const HOST_FUNCTIONS: &[&str] = &[
     "env.gr_read",
     "env.gr_size",
@@ -54,7 +56,6 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "env.gr_gas_available",
     "env.alloc",
     "env.free_range",
-    "galloc_lab.trace",
 ];
 
 /// Programs on wasmtime, each in its own store.
@@ -67,7 +68,10 @@ pub struct WasmtimeBackend {
 }
 
 struct Compiled {
-    module: Module,
+    /// Without page hooks: state reads, and every message when pages are not tracked.
+    bare: Module,
+    /// With page hooks, when pages are tracked.
+    hooked: Option<Module>,
     prepared: Prepared,
 }
 
@@ -75,7 +79,12 @@ struct Program {
     compiled: Rc<Compiled>,
     store: Store<Host>,
     linker: Linker<Host>,
+    /// Instances created in `store` (a store keeps every instance until it is dropped).
+    instances: u32,
 }
+
+/// Instances per store before the program moves to a fresh one (wasmtime allows 10,000).
+const INSTANCES_PER_STORE: u32 = 1_000;
 
 /// The running message, and the program's state the host keeps for it.
 struct Host {
@@ -87,7 +96,48 @@ struct Host {
     messages: u64,
     pages: pages::PageLog,
     heap: Heap,
-    ops: Vec<OpEvent>,
+    /// Where a probe build keeps its last call's record, once known.
+    last_record_at: Option<u32>,
+    /// The record's sequence number last seen, and at the start of the message.
+    last_seq: u32,
+    seq_at_start: u32,
+    ops: Vec<Record>,
+}
+
+impl Host {
+    fn new(static_pages: u32, stack_end: u32) -> Self {
+        Host {
+            memory: None,
+            payload: Vec::new(),
+            source: [0; 32],
+            reply: None,
+            panic: None,
+            messages: 0,
+            pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, stack_end),
+            heap: Heap::new(static_pages),
+            last_record_at: None,
+            last_seq: 0,
+            seq_at_start: 0,
+            ops: Vec::new(),
+        }
+    }
+
+    /// Takes the probe's last record if it is a call not seen yet.
+    fn collect(&mut self, mem: &[u8]) {
+        let Some(at) = self.last_record_at else {
+            return;
+        };
+        let at = at as usize;
+        if let Some(r) = mem
+            .get(at..at + Record::WASM_LEN)
+            .and_then(Record::from_bytes)
+        {
+            if r.seq != self.last_seq {
+                self.last_seq = r.seq;
+                self.ops.push(r);
+            }
+        }
+    }
 }
 
 /// Gear's page allocations: which Wasm pages above the static ones the program holds.
@@ -201,15 +251,21 @@ impl WasmtimeBackend {
                 HOST_FUNCTIONS.join(", ")
             );
         }
-        let module = Module::new(&self.engine, &prepared.module)
-            .map_err(|e| anyhow!("wasmtime rejected the Wasm: {e}"))?;
-        let c = Rc::new(Compiled { module, prepared });
+        let compile = |bytes: &[u8]| {
+            Module::new(&self.engine, bytes).map_err(|e| anyhow!("wasmtime rejected the Wasm: {e}"))
+        };
+        let c = Rc::new(Compiled {
+            bare: compile(&prepared.bare)?,
+            hooked: prepared.hooked.as_deref().map(compile).transpose()?,
+            prepared,
+        });
         self.compiled.insert(key, c.clone());
         Ok(c)
     }
 
     /// Runs `entry` of `program` as one message. `read_only` discards every change (state
-    /// reads).
+    /// reads: they run without page hooks, restored from a copy of memory, which is much
+    /// cheaper than hooking every access of the encoding).
     fn execute(
         &mut self,
         program: ProgramRef,
@@ -222,6 +278,10 @@ impl WasmtimeBackend {
             .programs
             .get_mut(program.0 as usize)
             .with_context(|| format!("no program {} on this wasmtime meter", program.0))?;
+        if p.instances == INSTANCES_PER_STORE {
+            renew_store(&self.engine, &self.linker, p)?;
+        }
+        p.instances += 1;
         let store = &mut p.store;
         let host = store.data_mut();
         host.payload = payload.to_vec();
@@ -231,13 +291,18 @@ impl WasmtimeBackend {
         host.messages += 1;
         host.heap.begin();
         host.ops.clear();
+        host.seq_at_start = host.last_seq;
         let memory = host.memory.expect("set at deploy");
-        let snapshot = (!self.track_pages).then(|| memory.data(&*store).to_vec());
+        let (module, hooked) = match (&p.compiled.hooked, read_only) {
+            (Some(hooked), false) => (hooked, true),
+            _ => (&p.compiled.bare, false),
+        };
+        let snapshot = (!hooked).then(|| memory.data(&*store).to_vec());
 
         store.set_fuel(FUEL_LIMIT).map_err(|e| anyhow!("{e}"))?;
         let instance = p
             .linker
-            .instantiate(&mut *store, &p.compiled.module)
+            .instantiate(&mut *store, module)
             .map_err(|e| anyhow!("instantiating the program: {e}"))?;
         let func = instance
             .get_typed_func::<(), ()>(&mut *store, entry)
@@ -247,7 +312,13 @@ impl WasmtimeBackend {
 
         let (mem, host) = memory.data_and_store_mut(&mut *store);
         let failed = result.is_err();
+        if !read_only {
+            host.collect(mem);
+        }
         let pages = if failed || read_only {
+            // The probe's records roll back with memory: so do the calls seen.
+            host.last_seq = host.seq_at_start;
+            host.ops.clear();
             host.heap.rollback();
             if let Some(snapshot) = snapshot {
                 mem[..snapshot.len()].copy_from_slice(&snapshot);
@@ -275,10 +346,29 @@ impl WasmtimeBackend {
             reply,
             failed,
             cost,
-            pages: self.track_pages.then_some(pages),
+            pages: hooked.then_some(pages),
             ops: std::mem::take(&mut host.ops),
         })
     }
+}
+
+/// Moves a program to a fresh store: same host state, a new memory with the same bytes.
+fn renew_store(engine: &Engine, base: &Linker<Host>, p: &mut Program) -> Result<()> {
+    let old_memory = p.store.data().memory.expect("set at deploy");
+    let bytes = old_memory.data(&p.store).to_vec();
+    let pages = old_memory.size(&p.store) as u32;
+    let old = std::mem::replace(&mut p.store, Store::new(engine, Host::new(0, 0)));
+    let mut store = Store::new(engine, old.into_data());
+    let memory = Memory::new(&mut store, MemoryType::new(pages, Some(MAX_PAGES)))
+        .map_err(|e| anyhow!("creating the program's memory: {e}"))?;
+    memory.data_mut(&mut store).copy_from_slice(&bytes);
+    store.data_mut().memory = Some(memory);
+    let mut linker = base.clone();
+    linker
+        .define(&store, "env", "memory", memory)
+        .map_err(|e| anyhow!("{e}"))?;
+    (p.store, p.linker, p.instances) = (store, linker, 0);
+    Ok(())
 }
 
 fn log_trap(entry: &str, e: &wasmtime::Error) {
@@ -311,18 +401,10 @@ impl Backend for WasmtimeBackend {
     ) -> Result<(ProgramRef, Outcome)> {
         let compiled = self.compile(code)?;
         let prepared = &compiled.prepared;
-        let host = Host {
-            memory: None,
-            payload: Vec::new(),
-            source: [0; 32],
-            reply: None,
-            panic: None,
-            messages: 0,
-            pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, prepared.stack_end),
-            heap: Heap::new(prepared.static_pages),
-            ops: Vec::new(),
-        };
-        let mut store = Store::new(&self.engine, host);
+        let mut store = Store::new(
+            &self.engine,
+            Host::new(prepared.static_pages, prepared.stack_end),
+        );
         let memory = Memory::new(
             &mut store,
             MemoryType::new(prepared.static_pages, Some(MAX_PAGES)),
@@ -339,11 +421,23 @@ impl Backend for WasmtimeBackend {
             .define(&store, "env", "memory", memory)
             .map_err(|e| anyhow!("{e}"))?;
         let program = ProgramRef(self.programs.len() as u64);
+        let probe_build = compiled.bare.get_export("state").is_some();
         self.programs.push(Program {
             compiled,
             store,
             linker,
+            instances: 0,
         });
+        if probe_build {
+            // Before `init`, so its calls are collected too.
+            let state = self.execute(program, "state", 0, &[], true)?;
+            if let Some((_, at)) = parse_state(&state.reply) {
+                self.programs[program.0 as usize]
+                    .store
+                    .data_mut()
+                    .last_record_at = Some(at);
+            }
+        }
         let outcome = self.execute(program, "init", from, payload, false)?;
         Ok((program, outcome))
     }
@@ -487,6 +581,10 @@ fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
         "env",
         "gr_gas_available",
         |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
+            // A probe's bracket starts here: the call before it is complete.
+            let memory = c.data().memory.expect("set at deploy");
+            let (mem, host) = memory.data_and_store_mut(&mut c);
+            host.collect(mem);
             let fuel = c.get_fuel()?;
             write(&mut c, out, &fuel.to_le_bytes())
         },
@@ -518,34 +616,6 @@ fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
             } else {
                 ERROR
             }
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "galloc_lab",
-        "trace",
-        |mut c: Caller<'_, Host>,
-         op: u32,
-         ptr: u32,
-         size: u32,
-         align: u32,
-         new_size: u32,
-         result: u32,
-         cost: u64|
-         -> wasmtime::Result<()> {
-            let op = *Op::ALL
-                .get(op as usize)
-                .ok_or_else(|| wasmtime::format_err!("trace: unknown op {op}"))?;
-            c.data_mut().ops.push(OpEvent {
-                op,
-                ptr: ptr as usize,
-                size: size as usize,
-                align: align as usize,
-                new_size: new_size as usize,
-                result: result as usize,
-                cost,
-            });
-            Ok(())
         },
     )
     .map_err(e)?;

@@ -29,8 +29,10 @@ pub const WRITE_HOOK_FUEL: u64 = 7;
 
 /// A program, ready for the meter.
 pub struct Prepared {
-    /// The module to instantiate (no data segments; hooked loads and stores when tracking).
-    pub module: Vec<u8>,
+    /// The module without data segments.
+    pub bare: Vec<u8>,
+    /// The same with every load and store hooked, when asked for.
+    pub hooked: Option<Vec<u8>>,
     /// Active data segments: `(address, bytes)`, written when the program is created.
     pub data: Vec<(u32, Vec<u8>)>,
     /// The program's function imports as `module.name`, in order.
@@ -41,7 +43,7 @@ pub struct Prepared {
     pub stack_end: u32,
 }
 
-/// Prepares `code`; `track_pages` inserts the page hooks.
+/// Prepares `code`; `track_pages` also gives the module with page hooks.
 pub fn prepare(code: &[u8], track_pages: bool) -> Result<Prepared> {
     let mut scan = Scan::default();
     for payload in Parser::new(0).parse_all(code) {
@@ -91,26 +93,30 @@ pub fn prepare(code: &[u8], track_pages: bool) -> Result<Prepared> {
         .context("the Wasm imports no memory: Gear programs import `env.memory`")?;
     let stack_end = crate::wasm::exported_global(code, "__gear_stack_end")?.unwrap_or(0);
 
-    let mut reencoder = Instrument {
-        track: track_pages,
-        hook_type: scan.param_counts.len() as u32,
-        imported_funcs: scan.imported_funcs,
-        params: scan
-            .body_types
-            .iter()
-            .map(|&t| scan.param_counts[t as usize])
-            .collect(),
-        next_body: 0,
+    let encode = |track: bool| -> Result<Vec<u8>> {
+        let mut reencoder = Instrument {
+            track,
+            hook_type: scan.param_counts.len() as u32,
+            imported_funcs: scan.imported_funcs,
+            params: scan
+                .body_types
+                .iter()
+                .map(|&t| scan.param_counts[t as usize])
+                .collect(),
+            next_body: 0,
+        };
+        let mut module = wasm_encoder::Module::new();
+        reencoder
+            .parse_core_module(&mut module, Parser::new(0), code)
+            .map_err(|e| match e {
+                ReencodeError::UserError(why) => anyhow::anyhow!("{why}"),
+                other => anyhow::anyhow!("cannot re-encode the Wasm: {other}"),
+            })?;
+        Ok(module.finish())
     };
-    let mut module = wasm_encoder::Module::new();
-    reencoder
-        .parse_core_module(&mut module, Parser::new(0), code)
-        .map_err(|e| match e {
-            ReencodeError::UserError(why) => anyhow::anyhow!("{why}"),
-            other => anyhow::anyhow!("cannot re-encode the Wasm: {other}"),
-        })?;
     Ok(Prepared {
-        module: module.finish(),
+        bare: encode(false)?,
+        hooked: track_pages.then(|| encode(true)).transpose()?,
         data: scan.data,
         imports: scan.imports,
         static_pages,

@@ -1,0 +1,205 @@
+//! Do fuel and gas tell the same story? Rank agreement of variants by allocator cost, and how
+//! much of gtest's per-message gas fuel explains, alone and with the pages the message touched
+//! priced at Gear's own lazy-page weights.
+
+use crate::backend::PageCounts;
+use crate::results::{round, AgreementRow};
+use gear_core::costs::LazyPagesCosts;
+use gear_core::gas_metering::Schedule;
+use std::sync::OnceLock;
+
+/// What gtest 2.0's default schedule charges for `c`: first reads, first writes (which include
+/// the page's upload), writes after reads, and loads of stored data. Signal weights: the few
+/// first accesses made by syscalls cost 5 % more on Gear.
+pub fn page_gas(c: &PageCounts) -> u64 {
+    static COSTS: OnceLock<[u64; 4]> = OnceLock::new();
+    let [read, write, write_after_read, load] = *COSTS.get_or_init(|| {
+        let costs = LazyPagesCosts::from(Schedule::default().memory_weights);
+        [
+            costs.signal_read.cost_for_one(),
+            costs.signal_write.cost_for_one(),
+            costs.signal_write_after_read.cost_for_one(),
+            costs.load_page_storage_data.cost_for_one(),
+        ]
+    });
+    c.read as u64 * read
+        + c.write as u64 * write
+        + c.write_after_read as u64 * write_after_read
+        + c.loaded as u64 * load
+}
+
+/// One variant's figures for one case on both backends.
+pub struct Pair<'a> {
+    pub variant: &'a str,
+    pub allocator_fuel: u64,
+    pub allocator_gas: u64,
+    /// Per message, plain builds: `(fuel, pages, gas)`.
+    pub messages: Vec<(u64, PageCounts, u64)>,
+}
+
+/// The agreement row of one case from its variants' pairs (registry order).
+pub fn agreement(case: &str, pairs: &[Pair]) -> AgreementRow {
+    let order = |key: fn(&Pair) -> u64| {
+        let mut idx: Vec<usize> = (0..pairs.len()).collect();
+        idx.sort_by_key(|&i| key(&pairs[i]));
+        idx.iter()
+            .map(|&i| pairs[i].variant)
+            .collect::<Vec<_>>()
+            .join(" < ")
+    };
+    let fuel: Vec<f64> = pairs.iter().map(|p| p.allocator_fuel as f64).collect();
+    let gas: Vec<f64> = pairs.iter().map(|p| p.allocator_gas as f64).collect();
+
+    let rows: Vec<&(u64, PageCounts, u64)> = pairs.iter().flat_map(|p| &p.messages).collect();
+    let y: Vec<f64> = rows.iter().map(|r| r.2 as f64).collect();
+    let fuel_only: Vec<Vec<f64>> = rows.iter().map(|r| vec![1.0, r.0 as f64]).collect();
+    let with_pages: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| vec![1.0, r.0 as f64, page_gas(&r.1) as f64])
+        .collect();
+    let (_, r2_fuel) = least_squares(&fuel_only, &y);
+    let (coef, r2_fuel_pages) = least_squares(&with_pages, &y);
+    AgreementRow {
+        case: case.into(),
+        rank_by_fuel: order(|p| p.allocator_fuel),
+        rank_by_gas: order(|p| p.allocator_gas),
+        spearman: round(spearman(&fuel, &gas), 4),
+        messages: rows.len() as u64,
+        r2_fuel: round(r2_fuel, 4),
+        r2_fuel_pages: round(r2_fuel_pages, 4),
+        gas_per_fuel: round(coef.get(1).copied().unwrap_or(0.0), 1),
+        page_gas_weight: round(coef.get(2).copied().unwrap_or(0.0), 4),
+    }
+}
+
+/// Ranks from 1, ties sharing their mean rank.
+fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..values.len()).collect();
+    idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && values[idx[j + 1]] == values[idx[i]] {
+            j += 1;
+        }
+        let mean = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            ranks[k] = mean;
+        }
+        i = j + 1;
+    }
+    ranks
+}
+
+/// Spearman's rho: Pearson's correlation of the ranks (handles ties). 1 for fewer than two
+/// values or when either side has no spread (nothing to disagree on).
+pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let va: f64 = ra.iter().map(|x| (x - ma).powi(2)).sum();
+    let vb: f64 = rb.iter().map(|y| (y - mb).powi(2)).sum();
+    if va == 0.0 || vb == 0.0 {
+        return 1.0;
+    }
+    cov / (va * vb).sqrt()
+}
+
+/// Ordinary least squares of `y` on the columns of `x` (normal equations); returns the
+/// coefficients and R². Degenerate systems give zero coefficients and R² 0.
+fn least_squares(x: &[Vec<f64>], y: &[f64]) -> (Vec<f64>, f64) {
+    let k = x.first().map_or(0, Vec::len);
+    // Scale columns so the normal equations stay well conditioned (gas ~1e9, fuel ~1e4).
+    let scale: Vec<f64> = (0..k)
+        .map(|j| x.iter().map(|r| r[j].abs()).fold(0.0, f64::max).max(1.0))
+        .collect();
+    let mut a = vec![vec![0.0; k + 1]; k];
+    for (row, &yi) in x.iter().zip(y) {
+        for i in 0..k {
+            for j in 0..k {
+                a[i][j] += row[i] / scale[i] * row[j] / scale[j];
+            }
+            a[i][k] += row[i] / scale[i] * yi;
+        }
+    }
+    let Some(solution) = gauss(a) else {
+        return (vec![0.0; k], 0.0);
+    };
+    let coef: Vec<f64> = solution.iter().zip(&scale).map(|(c, s)| c / s).collect();
+    let mean = y.iter().sum::<f64>() / y.len() as f64;
+    let (mut ss_res, mut ss_tot) = (0.0, 0.0);
+    for (row, &yi) in x.iter().zip(y) {
+        let fit: f64 = row.iter().zip(&coef).map(|(v, c)| v * c).sum();
+        ss_res += (yi - fit).powi(2);
+        ss_tot += (yi - mean).powi(2);
+    }
+    let r2 = if ss_tot > 0.0 {
+        1.0 - ss_res / ss_tot
+    } else {
+        1.0
+    };
+    (coef, r2)
+}
+
+fn gauss(mut m: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+    let n = m.len();
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() < 1e-12 {
+            return None;
+        }
+        m.swap(col, pivot);
+        for r in 0..n {
+            if r != col {
+                let f = m[r][col] / m[col][col];
+                for c in col..=n {
+                    m[r][c] -= f * m[col][c];
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| m[i][n] / m[i][i]).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_handles_order_reversal_and_ties() {
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), 1.0);
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), -1.0);
+        assert_eq!(ranks(&[5.0, 1.0, 5.0]), vec![2.5, 1.0, 2.5]);
+    }
+
+    #[test]
+    fn least_squares_recovers_an_exact_relation() {
+        let x: Vec<Vec<f64>> = (0..20)
+            .map(|i| vec![1.0, i as f64 * 1e4, ((i * 7) % 5) as f64 * 3e7])
+            .collect();
+        let y: Vec<f64> = x.iter().map(|r| 5e8 + 2000.0 * r[1] + r[2]).collect();
+        let (coef, r2) = least_squares(&x, &y);
+        assert!(
+            (coef[1] - 2000.0).abs() < 1e-3 && (coef[2] - 1.0).abs() < 1e-9,
+            "{coef:?}"
+        );
+        assert!((r2 - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn page_gas_uses_gears_weights() {
+        let one_read = PageCounts {
+            read: 1,
+            ..Default::default()
+        };
+        let one_write = PageCounts {
+            write: 1,
+            ..Default::default()
+        };
+        // Schedule defaults: read 28,491,385; write 34,056,454 + upload 102,822,864.
+        assert_eq!(page_gas(&one_read), 28_491_385);
+        assert_eq!(page_gas(&one_write), 34_056_454 + 102_822_864);
+    }
+}

@@ -1,0 +1,223 @@
+//! The wasmtime fuel meter keeps Gear's semantics where programs can see them (memory that
+//! persists, failed messages rolled back, first-fit page allocation, freed pages losing their
+//! data), checked against gtest on a small hand-written program; its page hooks cost no fuel;
+//! and it collects every allocator call of a probe build.
+
+use galloc_lab::backend::wasmtime::WasmtimeBackend;
+use galloc_lab::backend::{gtest::GtestBackend, Backend, BackendKind};
+use galloc_lab::build::{build, BuildRequest, PostProcess};
+use galloc_lab::measure::{measure_case, Builds};
+use galloc_lab::run::{run_case, ProbeReads};
+use galloc_lab::scenario::select;
+use galloc_lab::workspace::Workspace;
+
+/// Ops, by the payload's first byte, then two little-endian u32 arguments `a`, `b`:
+/// 0: counter += 1, reply counter; 1: counter += 1, alloc(1), then panic with "boom";
+/// 2: reply alloc(a); 3: reply free_range(a, b); 4: store b at a, reply 0; 5: reply load(a).
+const PROGRAM: &str = r#"
+(module
+  (import "env" "memory" (memory 17))
+  (import "env" "gr_read" (func $read (param i32 i32 i32 i32)))
+  (import "env" "gr_reply" (func $reply (param i32 i32 i32 i32)))
+  (import "env" "gr_panic" (func $panic (param i32 i32)))
+  (import "env" "alloc" (func $alloc (param i32) (result i32)))
+  (import "env" "free_range" (func $free_range (param i32 i32) (result i32)))
+  (global $sp (mut i32) (i32.const 1048576))
+  (export "__gear_stack_end" (global $sp))
+  (data (i32.const 1048576) "boom")
+  (func (export "init"))
+  (func (export "handle")
+    (local $op i32) (local $a i32) (local $b i32) (local $out i32)
+    (call $read (i32.const 0) (i32.const 9) (i32.const 1048600) (i32.const 1048640))
+    (local.set $op (i32.load8_u (i32.const 1048600)))
+    (local.set $a (i32.load (i32.const 1048601)))
+    (local.set $b (i32.load (i32.const 1048605)))
+    (if (i32.le_u (local.get $op) (i32.const 1))
+      (then
+        (i32.store (i32.const 1048592) (i32.add (i32.load (i32.const 1048592)) (i32.const 1)))
+        (local.set $out (i32.load (i32.const 1048592)))
+        (if (local.get $op)
+          (then
+            (drop (call $alloc (i32.const 1)))
+            (call $panic (i32.const 1048576) (i32.const 4))))))
+    (if (i32.eq (local.get $op) (i32.const 2))
+      (then (local.set $out (call $alloc (local.get $a)))))
+    (if (i32.eq (local.get $op) (i32.const 3))
+      (then (local.set $out (call $free_range (local.get $a) (local.get $b)))))
+    (if (i32.eq (local.get $op) (i32.const 4))
+      (then (i32.store (local.get $a) (local.get $b))))
+    (if (i32.eq (local.get $op) (i32.const 5))
+      (then (local.set $out (i32.load (local.get $a)))))
+    (i32.store (i32.const 1048616) (local.get $out))
+    (call $reply (i32.const 1048616) (i32.const 4) (i32.const -1) (i32.const 1048640))))
+"#;
+
+fn msg(op: u8, a: u32, b: u32) -> Vec<u8> {
+    let mut m = vec![op];
+    m.extend(a.to_le_bytes());
+    m.extend(b.to_le_bytes());
+    m
+}
+
+const PAGE: u32 = 64 * 1024;
+
+/// `(message, expected reply as u32 or None for a failure)`.
+fn script() -> Vec<(Vec<u8>, Option<u32>)> {
+    vec![
+        (msg(0, 0, 0), Some(1)),
+        (msg(1, 0, 0), None), // increments, allocates, panics: all rolled back
+        (msg(0, 0, 0), Some(2)),
+        (msg(2, 1, 0), Some(17)), // first page above the 17 static ones
+        (msg(2, 2, 0), Some(18)),
+        (msg(3, 17, 17), Some(0)),
+        (msg(2, 1, 0), Some(17)), // first fit reuses the hole
+        (msg(2, 2, 0), Some(20)), // a 2-page run does not fit at 17
+        (msg(3, 5, 5), Some(1)),  // static pages cannot be freed
+        (msg(4, 20 * PAGE, 77), Some(0)),
+        (msg(5, 20 * PAGE, 0), Some(77)), // memory persists
+        (msg(3, 20, 21), Some(0)),
+        (msg(2, 2, 0), Some(20)),
+        (msg(5, 20 * PAGE, 0), Some(0)), // a page freed at the end of a message lost its data
+        (msg(2, 1, 0), Some(22)),
+    ]
+}
+
+fn run(backend: &mut dyn Backend) -> Vec<(bool, Vec<u8>)> {
+    let code = wat::parse_str(PROGRAM).unwrap();
+    let (program, init) = backend.deploy(&code, 7, &[]).unwrap();
+    assert!(!init.failed);
+    script()
+        .into_iter()
+        .map(|(payload, _)| {
+            let out = backend.send(program, 7, &payload).unwrap();
+            (out.failed, out.reply)
+        })
+        .collect()
+}
+
+#[test]
+fn gear_semantics_match_gtest() {
+    let fuel = run(&mut WasmtimeBackend::new().unwrap());
+    for (i, ((failed, reply), (_, expected))) in fuel.iter().zip(script()).enumerate() {
+        match expected {
+            Some(v) => assert_eq!(
+                (*failed, reply.as_slice()),
+                (false, &v.to_le_bytes()[..]),
+                "message {i}"
+            ),
+            None => assert_eq!(
+                (*failed, reply.as_slice()),
+                (true, &b"boom"[..]),
+                "message {i}"
+            ),
+        }
+    }
+    assert_eq!(
+        fuel,
+        run(&mut GtestBackend::new()),
+        "wasmtime and gtest differ"
+    );
+}
+
+#[test]
+fn pages_are_counted_above_the_stack() {
+    let mut b = WasmtimeBackend::new().unwrap();
+    let code = wat::parse_str(PROGRAM).unwrap();
+    let (p, _) = b.deploy(&code, 7, &[]).unwrap();
+    // Reads the payload into the static page (a host write), reads it back, bumps the counter.
+    let first = b.send(p, 7, &msg(0, 0, 0)).unwrap().pages.unwrap();
+    assert_eq!(
+        (first.read, first.write, first.loaded),
+        (0, 1, 0),
+        "{first:?}"
+    );
+    // The same page again: now it has stored data, so it is loaded.
+    let second = b.send(p, 7, &msg(0, 0, 0)).unwrap().pages.unwrap();
+    assert_eq!((second.write, second.loaded), (1, 1), "{second:?}");
+    // Reading a fresh heap page adds a read; the stack (below 1 MiB) is never counted.
+    b.send(p, 7, &msg(2, 1, 0)).unwrap();
+    let read = b.send(p, 7, &msg(5, 17 * PAGE, 0)).unwrap().pages.unwrap();
+    assert_eq!((read.read, read.write), (1, 1), "{read:?}");
+}
+
+#[test]
+fn an_import_it_lacks_is_named() {
+    let code = wat::parse_str(
+        r#"(module (import "env" "memory" (memory 17))
+             (import "env" "gr_exit" (func (param i32)))
+             (func (export "init")))"#,
+    )
+    .unwrap();
+    let err = WasmtimeBackend::new()
+        .unwrap()
+        .deploy(&code, 1, &[])
+        .err()
+        .expect("refused");
+    let err = format!("{err:#}");
+    assert!(
+        err.contains("`env.gr_exit`") && err.contains("does not implement"),
+        "{err}"
+    );
+}
+
+fn workspace() -> Workspace {
+    Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap()
+}
+
+/// The page hooks refund their own fuel exactly: every message costs the same with and
+/// without them, and the probe records the same.
+#[test]
+fn page_hooks_cost_no_fuel() {
+    let ws = workspace();
+    let scenario = (select("nft-stress").unwrap()[0].make)();
+    let variant = galloc_variants::find(galloc_variants::DEFAULT).unwrap();
+    let req = BuildRequest {
+        package: scenario.package,
+        variant,
+        probe: true,
+        post: PostProcess::Gear,
+        layout_pad: 0,
+    };
+    let code = build(&ws, req).unwrap().bytes;
+    let run = |track| {
+        let mut b = WasmtimeBackend::with_page_tracking(track).unwrap();
+        run_case(&mut b, &code, &scenario, ProbeReads::EveryMessage, || {}).unwrap()
+    };
+    let (hooked, bare) = (run(true), run(false));
+    let costs =
+        |r: &galloc_lab::run::CaseRun| r.messages.iter().map(|m| m.cost).collect::<Vec<_>>();
+    assert_eq!(costs(&hooked), costs(&bare));
+    assert_eq!(hooked.probe, bare.probe);
+    assert!(hooked.messages.iter().all(|m| m.pages.is_some()));
+    assert!(bare.messages.iter().all(|m| m.pages.is_none()));
+}
+
+/// The host collects every call of the probe build: `measure_case` fails unless they add up
+/// to the probe's own statistics op by op; here they are also checked call by call.
+#[test]
+fn every_call_of_the_probe_build_is_collected() {
+    let ws = workspace();
+    let scenario = (select("nft-stress").unwrap()[0].make)();
+    let variant = galloc_variants::find(galloc_variants::DEFAULT).unwrap();
+    let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
+    let m = measure_case(&builds, &scenario, BackendKind::Wasmtime, |_| {}).unwrap();
+    let mut seq = 0;
+    for msg in &m.probe.messages {
+        let counts = msg.op_counts.unwrap();
+        for op in galloc::probe::Op::ALL {
+            let n = msg.ops.iter().filter(|r| r.op() == Some(op)).count() as u64;
+            assert_eq!(
+                n,
+                counts[op as usize],
+                "message {}, {}",
+                msg.index,
+                op.name()
+            );
+        }
+        for r in &msg.ops {
+            seq += 1;
+            assert_eq!(r.seq, seq, "calls are collected once each, in order");
+        }
+    }
+    assert!(seq > 1000, "nft-stress allocates: {seq}");
+}
