@@ -119,7 +119,16 @@ pub fn summary(totals: &[TotalRow]) -> String {
 /// (first touches inside allocator calls) or syscalls (`alloc`, `free_range`) weigh.
 fn disagreement(a: &AgreementRow, totals: &[TotalRow]) -> String {
     if a.rank_by_fuel == a.rank_by_gas {
-        return format!("- **{}**: fuel and gas rank the variants alike.\n", a.case);
+        let ties = if a.spearman < 1.0 {
+            " (rho is below 1 only because ties differ: variants equal under one meter are \
+             not under the other)"
+        } else {
+            ""
+        };
+        return format!(
+            "- **{}**: fuel and gas rank the variants alike{ties}.\n",
+            a.case
+        );
     }
     let of = |backend: &str, variant: &str| {
         totals

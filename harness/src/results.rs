@@ -228,9 +228,10 @@ pub fn merge<T: DeserializeOwned, K: Ord>(
         }
         None => Vec::new(),
     };
-    all.retain(|old| !fresh.iter().any(|f| key(f) == key(old)));
+    let replaced: std::collections::BTreeSet<K> = fresh.iter().map(&key).collect();
+    all.retain(|old| !replaced.contains(&key(old)));
     all.extend(fresh);
-    all.sort_by_key(|r| key(r));
+    all.sort_by_cached_key(|r| key(r));
     Ok(all)
 }
 

@@ -31,7 +31,7 @@ use galloc::probe::{parse_state, Record};
 use prepare::{prepare, Prepared};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, OnceLock};
 use wasmtime::{Caller, Config, Engine, Linker, Memory, MemoryType, Module, Store};
 
 /// Gear's Wasm page.
@@ -63,8 +63,28 @@ pub struct WasmtimeBackend {
     engine: Engine,
     linker: Linker<Host>,
     track_pages: bool,
-    compiled: HashMap<[u8; 32], Rc<Compiled>>,
     programs: Vec<Program>,
+}
+
+/// One engine for the process, so compiled modules are shared by every backend instance
+/// (`lab measure` makes a fresh meter per run, as it makes a fresh gtest chain).
+fn engine() -> Result<&'static Engine> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    if let Some(e) = ENGINE.get() {
+        return Ok(e);
+    }
+    let mut config = Config::new();
+    config.consume_fuel(true);
+    let engine = Engine::new(&config).map_err(|e| anyhow!("wasmtime: {e}"))?;
+    Ok(ENGINE.get_or_init(|| engine))
+}
+
+/// Compiled programs by (code hash, page tracking).
+type Cache = Mutex<HashMap<([u8; 32], bool), Arc<Compiled>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 struct Compiled {
@@ -76,7 +96,7 @@ struct Compiled {
 }
 
 struct Program {
-    compiled: Rc<Compiled>,
+    compiled: Arc<Compiled>,
     store: Store<Host>,
     linker: Linker<Host>,
     /// Instances created in `store` (a store keeps every instance until it is dropped).
@@ -98,6 +118,8 @@ struct Host {
     heap: Heap,
     /// Where a probe build keeps its last call's record, once known.
     last_record_at: Option<u32>,
+    /// Fuel the page hooks' own instructions have cost in this message.
+    hook_fuel: u64,
     /// The record's sequence number last seen, and at the start of the message.
     last_seq: u32,
     seq_at_start: u32,
@@ -116,6 +138,7 @@ impl Host {
             pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, stack_end),
             heap: Heap::new(static_pages),
             last_record_at: None,
+            hook_fuel: 0,
             last_seq: 0,
             seq_at_start: 0,
             ops: Vec::new(),
@@ -220,22 +243,19 @@ impl WasmtimeBackend {
     /// `track_pages: false` runs the modules without page hooks: no page counts, and a full
     /// memory copy per message for rollback. Fuel is the same either way; tests check that.
     pub fn with_page_tracking(track_pages: bool) -> Result<Self> {
-        let mut config = Config::new();
-        config.consume_fuel(true);
-        let engine = Engine::new(&config).map_err(|e| anyhow!("wasmtime: {e}"))?;
+        let engine = engine()?.clone();
         let linker = host_functions(&engine)?;
         Ok(WasmtimeBackend {
             engine,
             linker,
             track_pages,
-            compiled: HashMap::new(),
             programs: Vec::new(),
         })
     }
 
-    fn compile(&mut self, code: &[u8]) -> Result<Rc<Compiled>> {
-        let key: [u8; 32] = Sha256::digest(code).into();
-        if let Some(c) = self.compiled.get(&key) {
+    fn compile(&mut self, code: &[u8]) -> Result<Arc<Compiled>> {
+        let key = (Sha256::digest(code).into(), self.track_pages);
+        if let Some(c) = cache().lock().expect("cache lock").get(&key) {
             return Ok(c.clone());
         }
         let prepared = prepare(code, self.track_pages)?;
@@ -254,12 +274,12 @@ impl WasmtimeBackend {
         let compile = |bytes: &[u8]| {
             Module::new(&self.engine, bytes).map_err(|e| anyhow!("wasmtime rejected the Wasm: {e}"))
         };
-        let c = Rc::new(Compiled {
+        let c = Arc::new(Compiled {
             bare: compile(&prepared.bare)?,
             hooked: prepared.hooked.as_deref().map(compile).transpose()?,
             prepared,
         });
-        self.compiled.insert(key, c.clone());
+        cache().lock().expect("cache lock").insert(key, c.clone());
         Ok(c)
     }
 
@@ -291,6 +311,7 @@ impl WasmtimeBackend {
         host.messages += 1;
         host.heap.begin();
         host.ops.clear();
+        host.hook_fuel = 0;
         host.seq_at_start = host.last_seq;
         let memory = host.memory.expect("set at deploy");
         let (module, hooked) = match (&p.compiled.hooked, read_only) {
@@ -308,7 +329,8 @@ impl WasmtimeBackend {
             .get_typed_func::<(), ()>(&mut *store, entry)
             .map_err(|e| anyhow!("the program has no `{entry}` export: {e}"))?;
         let result = func.call(&mut *store, ());
-        let cost = FUEL_LIMIT - store.get_fuel().map_err(|e| anyhow!("{e}"))?;
+        let cost =
+            FUEL_LIMIT - store.get_fuel().map_err(|e| anyhow!("{e}"))? - store.data().hook_fuel;
 
         let (mem, host) = memory.data_and_store_mut(&mut *store);
         let failed = result.is_err();
@@ -484,19 +506,22 @@ fn read(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> wasmtime::Result<V
     Ok(host_access(caller, ptr, len, false)?.to_vec())
 }
 
-/// A page hook: records the access and refunds the fuel its inserted instructions cost.
+/// A page hook: records the access, and the fuel its inserted instructions cost (subtracted
+/// from the message's fuel and added back to what `gr_gas_available` answers).
 fn hook(caller: &mut Caller<'_, Host>, addr: u32, offset: u32, bytes: u32, write: bool) {
-    let memory = caller.data().memory.expect("set at deploy");
-    let (mem, host) = memory.data_and_store_mut(&mut *caller);
-    host.pages
-        .touch(mem, addr as u64 + offset as u64, bytes.into(), write);
-    let refund = if write {
+    let host = caller.data_mut();
+    host.hook_fuel += if write {
         prepare::WRITE_HOOK_FUEL
     } else {
         prepare::READ_HOOK_FUEL
     };
-    let fuel = caller.get_fuel().expect("fuel is on");
-    caller.set_fuel(fuel + refund).expect("fuel is on");
+    let (addr, len) = (addr as u64 + offset as u64, bytes as u64);
+    if !host.pages.needs(addr, len, write) {
+        return;
+    }
+    let memory = host.memory.expect("set at deploy");
+    let (mem, host) = memory.data_and_store_mut(&mut *caller);
+    host.pages.touch(mem, addr, len, write);
 }
 
 fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
@@ -585,7 +610,7 @@ fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
             let memory = c.data().memory.expect("set at deploy");
             let (mem, host) = memory.data_and_store_mut(&mut c);
             host.collect(mem);
-            let fuel = c.get_fuel()?;
+            let fuel = c.get_fuel()? + c.data().hook_fuel;
             write(&mut c, out, &fuel.to_le_bytes())
         },
     )

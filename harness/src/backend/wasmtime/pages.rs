@@ -65,6 +65,24 @@ impl PageLog {
         }
     }
 
+    /// Whether an access would change anything: [`PageLog::touch`] is needed only then (the
+    /// common case, a page already seen this way, is answered without touching memory).
+    #[inline]
+    pub fn needs(&self, addr: u64, len: u64, write: bool) -> bool {
+        if len == 0 {
+            return false;
+        }
+        let first = (addr / GEAR_PAGE as u64) as usize;
+        let last = ((addr + len - 1) / GEAR_PAGE as u64) as usize;
+        (first.max(self.first_tracked)..=last.min(self.state.len() - 1)).any(|page| {
+            match self.state[page] {
+                State::Untouched => true,
+                State::Read => write,
+                State::Written => false,
+            }
+        })
+    }
+
     /// Records an access of `len` bytes at `addr`; call it before the access happens, with
     /// `memory` as it is then (a write's page is saved for [`PageLog::rollback`]).
     pub fn touch(&mut self, memory: &[u8], addr: u64, len: u64, write: bool) {

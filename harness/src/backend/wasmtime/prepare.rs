@@ -7,8 +7,8 @@
 //! - With page tracking on, every load and store first calls a host hook with its address,
 //!   so the meter sees exactly which 16 KiB pages a message reads and writes (what Gear's
 //!   lazy pages charge for, and fuel cannot see). The inserted instructions cost fuel; the
-//!   hook refunds exactly that much, so fuel is the same as the untouched module's (a test
-//!   asserts it, message by message).
+//!   host counts exactly that much and takes it off, so fuel is the same as the untouched
+//!   module's (a test asserts it, message by message).
 
 use anyhow::{bail, Context, Result};
 use wasm_encoder::reencode::{utils, Error as ReencodeError, Reencode};
