@@ -151,11 +151,12 @@ fn gauss(mut m: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         m.swap(col, pivot);
-        for r in 0..n {
+        let pivot_row = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
             if r != col {
-                let f = m[r][col] / m[col][col];
-                for c in col..=n {
-                    m[r][c] -= f * m[col][c];
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                    *x -= f * p;
                 }
             }
         }

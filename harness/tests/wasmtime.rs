@@ -151,8 +151,7 @@ fn an_import_it_lacks_is_named() {
     let err = WasmtimeBackend::new()
         .unwrap()
         .deploy(&code, 1, &[])
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     let err = format!("{err:#}");
     assert!(
         err.contains("`env.gr_exit`") && err.contains("does not implement"),
