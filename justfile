@@ -20,6 +20,10 @@ compare variants="all" cases="default" backends="wasmtime,gtest": (sizes variant
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run -q --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
+# Re-render the report (results/README.md) from results/*.csv, running nothing.
+report:
+    cargo run -q --locked -p galloc-lab --bin lab -- report
+
 # Benchmark: wall time of each scenario on gtest and on the wasmtime meter (plain builds; prints a table).
 bench-backends variants="all" cases="default": setup
     cargo run -q --locked -p galloc-lab --bin lab -- bench --variants {{variants}} --cases {{cases}}

@@ -28,6 +28,8 @@ enum Command {
     /// Build the contracts for every variant and run the cases on the embedded backends,
     /// writing results/<backend>/*.csv, results/traces/ and results/README.md.
     Measure(cmd::measure::Args),
+    /// Re-render results/README.md from the results files, running nothing.
+    Report(cmd::report::Args),
     /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
     Bench(cmd::bench::Args),
 }
@@ -39,5 +41,6 @@ fn main() -> Result<()> {
         Command::Sizes(args) => cmd::sizes::run(&ws, args),
         Command::Measure(args) => cmd::measure::run(&ws, args),
         Command::Bench(args) => cmd::bench::run(&ws, args),
+        Command::Report(args) => cmd::report::run(&ws, args),
     }
 }

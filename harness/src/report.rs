@@ -209,8 +209,9 @@ fn markdown(inputs: &Inputs) -> String {
          is the lab's fuel meter (wasmtime 44): fuel, one unit per Wasm instruction, blind to \
          Gear's page and syscall charges, which it counts separately (pages). Fuel is not gas: \
          each table says its unit. Totals come from the plain build; allocator cost from the \
-         probe build's calibrated per-call records; exact percentiles from the wasmtime trace \
-         build. First-touch page costs inside an allocator call count as that call's cost.\n"
+         probe build's calibrated per-call records; exact percentiles from every call of that \
+         build, which the wasmtime meter collects. First-touch page costs inside an allocator \
+         call count as that call's cost.\n"
     );
     let _ = writeln!(out, "## Summary\n");
     out.push_str(&summary(totals));

@@ -1,6 +1,6 @@
 //! Every default case passes on every variant on both embedded backends: each reply is the
 //! one the host model expects, and the wasmtime meter's replies are byte-identical to gtest's,
-//! message by message. (Plain builds; `lab measure` runs the probe, twin and trace builds
+//! message by message. (Plain builds; `lab measure` runs the probe and twin builds
 //! through the same checks.)
 
 use galloc_lab::backend::BackendKind;

@@ -2,4 +2,5 @@
 
 pub mod bench;
 pub mod measure;
+pub mod report;
 pub mod sizes;
