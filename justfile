@@ -20,6 +20,18 @@ compare variants="all" cases="default" backends="wasmtime,gtest": (sizes variant
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run -q --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
+# The regression gate: measure into target/lab/check, then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
+check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": setup
+    rm -rf target/lab/check
+    cargo run -q --locked -p galloc-lab --bin lab -- measure --quiet --out target/lab/check --backends {{backends}} --variants {{variants}} --cases {{cases}}
+    cargo run -q --locked -p galloc-lab --bin lab -- check --tolerance-pct {{tolerance}}
+
+# Accept a change in cost deliberately: regenerate results/ (the baseline), then commit it.
+bless variants="all" cases="default" backends="wasmtime,gtest": (compare variants cases backends)
+
+# The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
+gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
+
 # Re-render the report (results/README.md) from results/*.csv, running nothing.
 report:
     cargo run -q --locked -p galloc-lab --bin lab -- report
@@ -46,4 +58,4 @@ lint: setup
     for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
 
 # Exactly what CI runs.
-ready: lint test
+ready: lint test gate

@@ -10,11 +10,13 @@
 //! - [`report`]: tables rendered from result rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 //! - [`trace`]: per-call allocation traces from the wasmtime meter, saved for replay.
+//! - [`gate`]: a run's totals against the committed baseline.
 //! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
 
 pub mod agreement;
 pub mod backend;
 pub mod build;
+pub mod gate;
 pub mod measure;
 pub mod report;
 pub mod results;

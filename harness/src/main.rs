@@ -28,6 +28,8 @@ enum Command {
     /// Build the contracts for every variant and run the cases on the embedded backends,
     /// writing results/<backend>/*.csv, results/traces/ and results/README.md.
     Measure(cmd::measure::Args),
+    /// The regression gate: a run's totals against the committed baseline; fails on any rise.
+    Check(cmd::check::Args),
     /// Re-render results/README.md from the results files, running nothing.
     Report(cmd::report::Args),
     /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
@@ -42,5 +44,6 @@ fn main() -> Result<()> {
         Command::Measure(args) => cmd::measure::run(&ws, args),
         Command::Bench(args) => cmd::bench::run(&ws, args),
         Command::Report(args) => cmd::report::run(&ws, args),
+        Command::Check(args) => cmd::check::run(&ws, args),
     }
 }

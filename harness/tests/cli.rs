@@ -53,3 +53,49 @@ fn outside_the_workspace_the_fix_is_named() {
         "{err}"
     );
 }
+
+/// The gate fails, with a table naming the row, when a variant costs more than the baseline;
+/// passes when nothing rose. (The run judged here is the committed results; the baseline is a
+/// copy with one variant made cheaper, which is the same as that variant getting worse.)
+#[test]
+fn the_gate_fails_on_a_worsened_variant_and_passes_otherwise() {
+    let results = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("gtest");
+    std::fs::create_dir_all(&dir).unwrap();
+    let totals = std::fs::read_to_string(results.join("gtest/totals.csv")).unwrap();
+    let mut lines: Vec<String> = totals.lines().map(str::to_owned).collect();
+    let row = lines
+        .iter()
+        .position(|l| l.starts_with("gtest,nft-stress,no-buffer,"))
+        .expect("committed results have gtest nft-stress no-buffer");
+    let mut cells: Vec<String> = lines[row].split(',').map(str::to_owned).collect();
+    let total: u64 = cells[5].parse().unwrap();
+    cells[5] = (total - 1).to_string();
+    lines[row] = cells.join(",");
+    std::fs::write(dir.join("totals.csv"), lines.join("\n") + "\n").unwrap();
+
+    let base_arg = base.path().to_str().unwrap();
+    let current = results.to_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["check", "--baseline", base_arg, "--current", current])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stdout.contains("| gtest | nft-stress | no-buffer | gas |") && stdout.contains("REGRESSED"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("just bless"), "{stderr}");
+
+    // Against itself, nothing moved.
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["check", "--baseline", current, "--current", current])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}

@@ -35,6 +35,10 @@ pub struct Args {
     /// No progress bar and no build log (for CI).
     #[arg(long)]
     quiet: bool,
+    /// Where to write the results (default: `results/`); `just check` measures into
+    /// `target/lab/check` and compares that with `results/`.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 /// Everything measured in this run, by (backend, case, variant).
@@ -98,9 +102,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     bar.finish_and_clear();
 
-    let dir = ws.results_dir();
+    let dir = args.out.clone().unwrap_or_else(|| ws.results_dir());
     for &backend in &backends {
-        write_backend(ws, backend, &measured, &builds)?;
+        write_backend(ws, &dir, backend, &measured, &builds)?;
     }
     write_artifacts(&dir, &builds)?;
     write_agreement(&dir, &scenarios, &variants, &measured)?;
@@ -108,7 +112,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let report = report::Inputs::read(&dir)?;
     std::fs::write(dir.join("README.md"), report.markdown())?;
     println!("{}", report::summary(&report.totals));
-    eprintln!("wrote results/ (per backend: totals, ops, probe-validation; wasmtime: pages, traces), results/README.md");
+    eprintln!(
+        "wrote {} (per backend: totals, ops, probe-validation; wasmtime: pages, traces) and its README.md",
+        dir.display()
+    );
     Ok(())
 }
 
@@ -116,6 +123,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 /// (large, so beside the build: `target/lab/<backend>/messages.csv`).
 fn write_backend(
     ws: &Workspace,
+    results: &Path,
     backend: BackendKind,
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
@@ -123,7 +131,6 @@ fn write_backend(
     let (mut totals, mut ops, mut pages, mut messages) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut per_build: BTreeMap<(&str, &str), Vec<(&Scenario, &CaseMeasurement)>> = BTreeMap::new();
-    let results = ws.results_dir();
     for ((b, _, _), (s, v, m)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
         debug_assert_eq!(*b, backend);
         let build = &builds[&(s.package, v.id)];

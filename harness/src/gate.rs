@@ -1,0 +1,161 @@
+//! The regression gate: a run's totals against the committed baseline (the results of
+//! `main`). Gas and fuel are deterministic, so by default any rise fails.
+
+use crate::backend::BackendKind;
+use crate::results::{read_csv, TotalRow};
+use anyhow::Result;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One (backend, case, variant) whose cost moved, or that has no baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moved {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    pub unit: String,
+    /// Baseline and current total; `None` baseline for a row the baseline lacks.
+    pub total: (Option<u64>, u64),
+    /// Baseline and current allocator cost.
+    pub allocator: (Option<u64>, u64),
+    /// Whether either rose beyond the tolerance.
+    pub regressed: bool,
+}
+
+/// Every row of `current` whose total or allocator cost differs from `baseline`, marked
+/// regressed when either rose by more than `tolerance_pct` percent (0: any rise).
+pub fn compare(baseline: &[TotalRow], current: &[TotalRow], tolerance_pct: f64) -> Vec<Moved> {
+    let rose = |base: u64, now: u64| now as f64 > base as f64 * (1.0 + tolerance_pct / 100.0);
+    current
+        .iter()
+        .filter_map(|c| {
+            let base = baseline.iter().find(|b| {
+                (&b.backend, &b.case, &b.variant, &b.unit)
+                    == (&c.backend, &c.case, &c.variant, &c.unit)
+            });
+            let (total, allocator) = match base {
+                Some(b) if (b.total, b.allocator) == (c.total, c.allocator) => return None,
+                Some(b) => ((Some(b.total), c.total), (Some(b.allocator), c.allocator)),
+                None => ((None, c.total), (None, c.allocator)),
+            };
+            let regressed =
+                base.is_some_and(|b| rose(b.total, c.total) || rose(b.allocator, c.allocator));
+            Some(Moved {
+                backend: c.backend.clone(),
+                case: c.case.clone(),
+                variant: c.variant.clone(),
+                unit: c.unit.clone(),
+                total,
+                allocator,
+                regressed,
+            })
+        })
+        .collect()
+}
+
+/// Reads every backend's totals under `dir` (`dir/<backend>/totals.csv`).
+pub fn read_totals(dir: &Path) -> Result<Vec<TotalRow>> {
+    let mut rows = Vec::new();
+    for backend in BackendKind::ALL {
+        let path = dir.join(backend.name()).join("totals.csv");
+        if path.exists() {
+            rows.extend(read_csv::<TotalRow>(&path)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// The table of what moved, for the terminal and CI logs.
+pub fn table(moved: &[Moved]) -> String {
+    let pct = |(base, now): (Option<u64>, u64)| match base {
+        Some(b) if b > 0 => format!("{:+.4}%", 100.0 * (now as f64 / b as f64 - 1.0)),
+        Some(_) => "n/a".into(),
+        None => "new".into(),
+    };
+    let num = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| backend | case | variant | unit | total before | total now | change | allocator before | allocator now | change | verdict |"
+    );
+    let _ = writeln!(
+        out,
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    );
+    for m in moved {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            m.backend,
+            m.case,
+            m.variant,
+            m.unit,
+            num(m.total.0),
+            m.total.1,
+            pct(m.total),
+            num(m.allocator.0),
+            m.allocator.1,
+            pct(m.allocator),
+            if m.regressed {
+                "REGRESSED"
+            } else if m.total.0.is_none() {
+                "no baseline"
+            } else {
+                "ok"
+            }
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(variant: &str, total: u64, allocator: u64) -> TotalRow {
+        TotalRow {
+            backend: "gtest".into(),
+            case: "nft".into(),
+            variant: variant.into(),
+            unit: "gas".into(),
+            messages: 3,
+            total,
+            allocator,
+            allocator_share_pct: 0.0,
+            code_bytes: 1,
+        }
+    }
+
+    #[test]
+    fn any_rise_fails_by_default_and_a_tolerance_lets_small_ones_pass() {
+        let base = [
+            row("a", 1_000, 100),
+            row("b", 1_000, 100),
+            row("c", 1_000, 100),
+        ];
+        let now = [
+            row("a", 1_000, 100),
+            row("b", 1_001, 100),
+            row("c", 990, 90),
+        ];
+        let moved = compare(&base, &now, 0.0);
+        assert_eq!(moved.len(), 2, "unchanged rows are not listed");
+        assert!(moved[0].variant == "b" && moved[0].regressed);
+        assert!(
+            moved[1].variant == "c" && !moved[1].regressed,
+            "a fall is fine"
+        );
+        assert!(!compare(&base, &now, 0.5)[0].regressed);
+        // The allocator's cost is gated on its own.
+        let worse_allocator = [row("a", 1_000, 101)];
+        assert!(compare(&base, &worse_allocator, 0.0)[0].regressed);
+    }
+
+    #[test]
+    fn a_row_without_baseline_is_listed_not_failed() {
+        let moved = compare(&[], &[row("new", 5, 1)], 0.0);
+        assert_eq!(moved[0].total, (None, 5));
+        assert!(!moved[0].regressed);
+        assert!(table(&moved).contains("no baseline"));
+    }
+}
