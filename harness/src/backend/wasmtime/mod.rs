@@ -23,7 +23,7 @@
 mod pages;
 mod prepare;
 
-pub use pages::{PageCounts, GEAR_PAGE};
+pub use pages::PageCounts;
 
 use super::{Backend, Outcome, ProgramRef, Unit, UserId};
 use anyhow::{anyhow, bail, Context, Result};
@@ -37,7 +37,7 @@ use wasmtime::{Caller, Config, Engine, Linker, Memory, MemoryType, Module, Store
 /// Gear's Wasm page.
 const WASM_PAGE: usize = 64 * 1024;
 /// Gear's limit on a program's memory: 512 Wasm pages (32 MiB).
-pub const MAX_PAGES: u32 = 512;
+const MAX_PAGES: u32 = 512;
 /// Fuel each message starts with; far above anything a scenario spends.
 const FUEL_LIMIT: u64 = 1 << 62;
 /// What `alloc` answers when no run of free pages is large enough (as Gear's syscall does).

@@ -26,13 +26,6 @@ pub struct PageCounts {
     pub changed: u32,
 }
 
-impl PageCounts {
-    /// Distinct pages accessed.
-    pub fn accessed(&self) -> u32 {
-        self.read + self.write
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     Untouched,
