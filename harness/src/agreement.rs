@@ -124,7 +124,7 @@ fn least_squares(x: &[Vec<f64>], y: &[f64]) -> (Vec<f64>, f64) {
             a[i][k] += row[i] / scale[i] * yi;
         }
     }
-    let Some(solution) = gauss(a) else {
+    let Some(solution) = gauss(a, k) else {
         return (vec![0.0; k], 0.0);
     };
     let coef: Vec<f64> = solution.iter().zip(&scale).map(|(c, s)| c / s).collect();
@@ -143,11 +143,16 @@ fn least_squares(x: &[Vec<f64>], y: &[f64]) -> (Vec<f64>, f64) {
     (coef, r2)
 }
 
-fn gauss(mut m: Vec<Vec<f64>>) -> Option<Vec<f64>> {
-    let n = m.len();
-    for col in 0..n {
-        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
-        if m[pivot][col].abs() < 1e-12 {
+/// Solves `m` (rows of `unknowns` coefficients, then the right-hand side; at least as many
+/// rows as unknowns) by Gaussian elimination with partial pivoting; `None` when fewer rows are
+/// independent than there are unknowns. Shared with the probe validation's exact fit.
+pub(crate) fn gauss(mut m: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<f64>> {
+    if m.len() < unknowns {
+        return None;
+    }
+    for col in 0..unknowns {
+        let pivot = (col..m.len()).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() < 1e-9 {
             return None;
         }
         m.swap(col, pivot);
@@ -155,13 +160,16 @@ fn gauss(mut m: Vec<Vec<f64>>) -> Option<Vec<f64>> {
         for (r, row) in m.iter_mut().enumerate() {
             if r != col {
                 let f = row[col] / pivot_row[col];
-                for (x, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                for (x, p) in row[col..=unknowns]
+                    .iter_mut()
+                    .zip(&pivot_row[col..=unknowns])
+                {
                     *x -= f * p;
                 }
             }
         }
     }
-    Some((0..n).map(|i| m[i][n] / m[i][i]).collect())
+    Some((0..unknowns).map(|i| m[i][unknowns] / m[i][i]).collect())
 }
 
 #[cfg(test)]

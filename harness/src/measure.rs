@@ -449,34 +449,9 @@ fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// Solves `rows` (each `unknowns` coefficients then the right-hand side) by Gaussian
-/// elimination; `None` when fewer independent rows than unknowns. Rounds to whole gas.
-fn solve(mut m: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<i64>> {
-    if m.len() < unknowns {
-        return None;
-    }
-    for col in 0..unknowns {
-        let pivot = (col..m.len()).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
-        if m[pivot][col].abs() < 1e-9 {
-            return None;
-        }
-        m.swap(col, pivot);
-        let pivot_row = m[col].clone();
-        for (r, row) in m.iter_mut().enumerate() {
-            if r != col {
-                let factor = row[col] / pivot_row[col];
-                for (x, p) in row[col..=unknowns]
-                    .iter_mut()
-                    .zip(&pivot_row[col..=unknowns])
-                {
-                    *x -= factor * p;
-                }
-            }
-        }
-    }
-    Some(
-        (0..unknowns)
-            .map(|i| (m[i][unknowns] / m[i][i]).round() as i64)
-            .collect(),
-    )
+/// Solves `rows` (each `unknowns` coefficients then the right-hand side) exactly, rounded to
+/// whole units; `None` when fewer independent rows than unknowns.
+fn solve(rows: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<i64>> {
+    let x = crate::agreement::gauss(rows, unknowns)?;
+    Some(x.iter().map(|v| v.round() as i64).collect())
 }

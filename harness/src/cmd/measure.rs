@@ -193,13 +193,15 @@ fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Resul
         .flat_map(|((package, variant), b)| b.rows(package, variant))
         .collect();
     let path = dir.join("artifacts.csv");
-    let rows = merge(&path, rows, |r: &ArtifactRow| {
+    let mut rows = merge(&path, rows, |r: &ArtifactRow| {
         (
             r.package.clone(),
             key("", &r.variant).1,
             build_index(&r.build),
         )
     })?;
+    // Rows of builds the lab no longer makes would otherwise be kept forever.
+    rows.retain(|r| build_index(&r.build) != usize::MAX);
     write_csv(&path, &rows)
 }
 
