@@ -10,19 +10,14 @@ use galloc_lab::backend::{Backend, BackendKind};
 use galloc_lab::build::{build, BuildRequest, PostProcess};
 use galloc_lab::results::write_csv;
 use galloc_lab::run::{run_case, ProbeReads};
-use galloc_lab::scenario;
 use galloc_lab::workspace::Workspace;
 use serde::Serialize;
 use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Comma-separated case ids, `default`, or `all`.
-    #[arg(long, default_value = "default")]
-    cases: String,
-    /// Comma-separated variant ids, or `all`.
-    #[arg(long, default_value = "all")]
-    variants: String,
+    #[command(flatten)]
+    selection: super::Selection,
     /// Runs per measurement; the fastest is kept.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
@@ -42,8 +37,7 @@ struct BenchRow {
 }
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
-    let cases = scenario::select(&args.cases)?;
-    let variants = galloc_variants::select(&args.variants)?;
+    let (cases, variants) = args.selection.resolve()?;
     let mut rows = Vec::new();
     println!("| case | variant | messages | gtest s | wasmtime s | wasmtime, no page hooks, s | gtest / wasmtime |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");

@@ -22,12 +22,8 @@ use std::path::Path;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Comma-separated case ids, `default`, or `all` (adds the on-demand cases).
-    #[arg(long, default_value = "default")]
-    cases: String,
-    /// Comma-separated variant ids, or `all`.
-    #[arg(long, default_value = "all")]
-    variants: String,
+    #[command(flatten)]
+    selection: super::Selection,
     /// Comma-separated backends (`wasmtime`, `gtest`), or `all`. The embedded default is the
     /// wasmtime fuel meter; `just compare` runs gtest beside it.
     #[arg(long, default_value = "wasmtime")]
@@ -46,8 +42,7 @@ type Measured<'a> =
     BTreeMap<(BackendKind, usize, usize), (&'a Scenario, &'static Variant, CaseMeasurement)>;
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
-    let cases = scenario::select(&args.cases)?;
-    let variants = galloc_variants::select(&args.variants)?;
+    let (cases, variants) = args.selection.resolve()?;
     let backends = BackendKind::select(&args.backends)?;
     let scenarios: Vec<Scenario> = cases.iter().map(|c| (c.make)()).collect();
 
