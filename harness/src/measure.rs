@@ -176,13 +176,7 @@ pub fn measure_case(
 fn same_records(probe: &CaseRun) -> Result<()> {
     let stats = probe.probe.as_ref().expect("probe records");
     for op in Op::ALL {
-        let calls: Vec<u64> = probe
-            .messages
-            .iter()
-            .flat_map(|m| m.ops.iter())
-            .filter(|e| e.op() == Some(op))
-            .map(|e| e.cost)
-            .collect();
+        let calls = probe.call_costs(op);
         let o = stats.op(op);
         if (calls.len() as u64, calls.iter().sum::<u64>()) != (o.count, o.total) {
             bail!(
@@ -234,20 +228,13 @@ pub fn case_rows(
 ) -> (TotalRow, Vec<OpRow>) {
     let stats = m.probe.probe.as_ref().expect("probe build records");
     let total = m.plain.total_cost();
-    let allocator: u64 = Op::ALL.iter().map(|op| stats.op(*op).total).sum();
+    let allocator = m.probe.allocator_cost().expect("probe build records");
     let pct = |part: u64| round(100.0 * part as f64 / total as f64, 4);
     let ops = Op::ALL
         .iter()
         .map(|&op| {
             let o = stats.op(op);
-            let mut costs: Vec<u64> = m
-                .probe
-                .messages
-                .iter()
-                .flat_map(|msg| msg.ops.iter())
-                .filter(|e| e.op() == Some(op))
-                .map(|e| e.cost)
-                .collect();
+            let mut costs = m.probe.call_costs(op);
             costs.sort_unstable();
             let percentile = |p: f64| -> Option<u64> {
                 // Nearest rank: the smallest cost at or above p% of the calls.

@@ -39,6 +39,22 @@ impl CaseRun {
     pub fn total_cost(&self) -> u64 {
         self.messages.iter().map(|m| m.cost).sum()
     }
+
+    /// The probe's calibrated cost of every allocator call (probe builds).
+    pub fn allocator_cost(&self) -> Option<u64> {
+        let stats = self.probe.as_ref()?;
+        Some(Op::ALL.iter().map(|op| stats.op(*op).total).sum())
+    }
+
+    /// The cost of each call of `op` the backend collected, in order.
+    pub fn call_costs(&self, op: Op) -> Vec<u64> {
+        self.messages
+            .iter()
+            .flat_map(|m| m.ops.iter())
+            .filter(|r| r.op() == Some(op))
+            .map(|r| r.cost)
+            .collect()
+    }
 }
 
 fn read_probe(

@@ -126,15 +126,14 @@ fn write_backend(
     let (mut totals, mut ops, mut pages, mut messages) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut per_build: BTreeMap<(&str, &str), Vec<(&Scenario, &CaseMeasurement)>> = BTreeMap::new();
-    for ((b, _, _), (s, v, m)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
-        debug_assert_eq!(*b, backend);
+    for (_, (s, v, m)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
         let build = &builds[&(s.package, v.id)];
         let (total, op_rows) = case_rows(s, v, m, build.plain.bytes.len() as u64);
         totals.push(total);
         ops.extend(op_rows);
         pages.extend(pages_row(s, v, m));
         messages.extend(message_rows(s, v, m));
-        if b.records_calls() {
+        if backend.records_calls() {
             let path = results
                 .join("traces")
                 .join(format!("{}-{}.csv.zst", s.case, v.id));
@@ -215,13 +214,7 @@ fn write_agreement(
             .filter_map(|(vi, v)| {
                 let (_, _, w) = measured.get(&(BackendKind::Wasmtime, ci, vi))?;
                 let (_, _, g) = measured.get(&(BackendKind::Gtest, ci, vi))?;
-                let alloc = |m: &CaseMeasurement| {
-                    let stats = m.probe.probe.as_ref().expect("probe records");
-                    galloc::probe::Op::ALL
-                        .iter()
-                        .map(|op| stats.op(*op).total)
-                        .sum()
-                };
+                let alloc = |m: &CaseMeasurement| m.probe.allocator_cost().expect("probe records");
                 Some(Pair {
                     variant: v.id,
                     allocator_fuel: alloc(w),
