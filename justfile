@@ -8,12 +8,17 @@ variants := `cargo run -q --locked -p galloc-variants --bin variants -- ids 2>/d
 _default:
     @just --list -u
 
-# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here) and Debian's binaryen (wasm-opt, for Gear's post-processing).
+# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), Debian's binaryen (wasm-opt, for Gear's post-processing) and DejaVu fonts (chart labels).
 setup:
     @rustup target list --installed | grep -qx wasm32v1-none || rustup target add wasm32v1-none
-    @command -v wasm-opt >/dev/null || { echo "installing binaryen (wasm-opt)"; $(command -v sudo || true) apt-get install -y -q binaryen >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q binaryen >/dev/null; }; }
+    @command -v wasm-opt >/dev/null || just _apt binaryen
+    @test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || just _apt fonts-dejavu-core
 
-# Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter and gtest (results/, results/README.md).
+_apt package:
+    @echo "installing Debian's {{package}}"
+    @$(command -v sudo || true) apt-get install -y -q {{package}} >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q {{package}} >/dev/null; }
+
+# Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter and gtest (results/, results/README.md, results/metadata.json, images/). Runs whose builds did not change are reused from target/lab/cache.
 compare variants="all" cases="default" backends="wasmtime,gtest": (sizes variants) (measure variants cases backends)
 
 # Build the NFT/FT contracts per variant and run the cases on the given backends: results/<backend>/*.csv, results/traces/, results/README.md.
@@ -35,6 +40,20 @@ gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 # Re-render the report (results/README.md) from results/*.csv, running nothing.
 report:
     cargo run -q --locked -p galloc-lab --bin lab -- report
+
+# Benchmark `just compare` itself: warm with nothing changed; after touching the allocator (every variant rebuilt, runs reused where the bytes did not change); and one variant rebuilt and re-run from scratch, as after editing it. Prints seconds; writes target/lab/bench-compare.csv.
+bench-compare variant="multi-buffers": setup
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build -q --locked -p galloc-lab
+    just compare >/dev/null 2>&1
+    t() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local ms=$(( ($(date +%s%N) - s) / 1000000 )); echo "$((ms / 1000)).$(( (ms % 1000) / 100 ))"; }
+    warm=$(t just compare)
+    touch allocator/src/lib.rs
+    touched=$(t just compare)
+    touch allocator/src/lib.rs
+    one=$(t bash -c "just sizes {{variant}} && cargo run -q --locked -p galloc-lab --bin lab -- measure --fresh --backends wasmtime,gtest --variants {{variant}} --quiet")
+    printf 'scenario,seconds\nwarm compare,%s\nallocator touched: all variants rebuilt,%s\none variant ({{variant}}) rebuilt and re-run,%s\n' "$warm" "$touched" "$one" | tee target/lab/bench-compare.csv
 
 # Benchmark: wall time of each scenario on gtest and on the wasmtime meter (plain builds; prints a table).
 bench-backends variants="all" cases="default": setup

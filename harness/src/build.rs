@@ -47,6 +47,9 @@ pub struct BuildRequest<'a> {
     /// Bytes of padding after the allocator's static state (`GALLOC_LAYOUT_PAD`), to give a
     /// plain build its probe build's heap base; 0 for every build that is reported as is.
     pub layout_pad: u32,
+    /// More `galloc` features, comma-separated ("" for none): not variants, but switches a
+    /// maintainer (or the gate's own test, with `gate-canary`) adds to a variant.
+    pub extra_features: &'a str,
 }
 
 impl BuildRequest<'_> {
@@ -55,6 +58,10 @@ impl BuildRequest<'_> {
         let mut config = self.variant.id.to_owned();
         if self.probe {
             config.push_str("+probe");
+        }
+        for f in self.extra_features.split(',').filter(|f| !f.is_empty()) {
+            config.push('+');
+            config.push_str(f);
         }
         if self.layout_pad > 0 {
             config.push_str(&format!("+pad{}", self.layout_pad));
@@ -86,6 +93,10 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let mut features = format!("galloc/{}", req.variant.feature);
     if req.probe {
         features.push_str(",galloc/probe");
+    }
+    for f in req.extra_features.split(',').filter(|f| !f.is_empty()) {
+        features.push_str(",galloc/");
+        features.push_str(f);
     }
     let cargo_home = std::env::var("CARGO_HOME")
         .map(PathBuf::from)

@@ -6,8 +6,12 @@
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
 //! - [`scenario`]: the cases, as message sequences with expected replies.
 //! - [`run`]: one scenario on one backend and build, every reply checked.
+//! - [`cache`]: runs already made, keyed by what they depend on.
+//! - [`metadata`]: `results/metadata.json`, what produced the results.
 //! - [`measure`]: one case on one variant: three builds, three runs, their rows.
 //! - [`report`]: tables rendered from result rows.
+//! - [`findings`]: the report's findings paragraph, written from the numbers.
+//! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 //! - [`trace`]: per-call allocation traces from the wasmtime meter, saved for replay.
 //! - [`gate`]: a run's totals against the committed baseline.
@@ -16,8 +20,12 @@
 pub mod agreement;
 pub mod backend;
 pub mod build;
+pub mod cache;
+pub mod charts;
+pub mod findings;
 pub mod gate;
 pub mod measure;
+pub mod metadata;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -26,17 +26,31 @@ enum Command {
     /// keeps Gear's rules, and record its code size in results/code-size.csv.
     Sizes(cmd::sizes::Args),
     /// Build the contracts for every variant and run the cases on the embedded backends,
-    /// writing results/<backend>/*.csv, results/traces/ and results/README.md.
+    /// writing results/<backend>/*.csv, results/traces/, results/README.md and images/
+    /// (reusing kept runs whose builds are unchanged).
     Measure(cmd::measure::Args),
     /// The regression gate: a run's totals against the committed baseline; fails on any rise.
     Check(cmd::check::Args),
-    /// Re-render results/README.md from the results files, running nothing.
+    /// Re-render results/README.md, results/metadata.json and images/ from the results
+    /// files, running nothing.
     Report(cmd::report::Args),
     /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
     Bench(cmd::bench::Args),
 }
 
-fn main() -> Result<()> {
+/// Errors are for people: the message and its causes, no backtrace (even where
+/// `RUST_BACKTRACE` is set for other tools).
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     let cli = Cli::parse();
     let ws = Workspace::find(&cli.workspace.unwrap_or_else(|| PathBuf::from(".")))?;
     match cli.command {

@@ -34,6 +34,17 @@ impl Builds {
         variant: &'static Variant,
         log: impl Fn(&str),
     ) -> Result<Self> {
+        Self::with_features(ws, package, variant, "", log)
+    }
+
+    /// [`Builds::new`] with more `galloc` features on every build ([`BuildRequest`]).
+    pub fn with_features(
+        ws: &Workspace,
+        package: &'static str,
+        variant: &'static Variant,
+        extra_features: &str,
+        log: impl Fn(&str),
+    ) -> Result<Self> {
         let get = |probe: bool, layout_pad: u32| -> Result<Artifact> {
             let req = BuildRequest {
                 package,
@@ -41,6 +52,7 @@ impl Builds {
                 probe,
                 post: PostProcess::Gear,
                 layout_pad,
+                extra_features,
             };
             log(&format!("building {package} for {}", req.config()));
             let artifact = build(ws, req)?;
@@ -192,8 +204,10 @@ fn same_records(probe: &CaseRun) -> Result<()> {
     Ok(())
 }
 
+/// One row per message: the plain build's cost and pages (as deployed), with the probe
+/// build's cost and allocator calls beside it.
 pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<MessageRow> {
-    m.twin
+    m.plain
         .messages
         .iter()
         .zip(&m.probe.messages)

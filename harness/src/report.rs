@@ -1,9 +1,13 @@
 //! The report: tables rendered from the result rows, and nothing else.
 
 use crate::backend::BackendKind;
-use crate::results::{read_csv, AgreementRow, OpRow, PagesRow, TotalRow, ValidationRow};
+use crate::results::{
+    read_csv, AgreementRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
+};
+use crate::trace::{self, TraceRecord};
 use anyhow::Result;
 use galloc_variants::REFERENCE;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -15,6 +19,10 @@ pub struct Inputs {
     pub checks: Vec<ValidationRow>,
     pub pages: Vec<PagesRow>,
     pub agreement: Vec<AgreementRow>,
+    /// Every message's cost (`results/<backend>/messages.csv.zst`), for the charts.
+    pub messages: Vec<MessageRow>,
+    /// Every allocator call by (case, variant), from `results/traces/`, for the charts.
+    pub traces: BTreeMap<(String, String), Vec<TraceRecord>>,
 }
 
 impl Inputs {
@@ -27,6 +35,8 @@ impl Inputs {
             checks: Vec::new(),
             pages: Vec::new(),
             agreement: Vec::new(),
+            messages: Vec::new(),
+            traces: BTreeMap::new(),
         };
         for backend in BackendKind::ALL {
             let d = dir.join(backend.name());
@@ -45,6 +55,20 @@ impl Inputs {
                     .pages
                     .extend(read_csv::<PagesRow>(&d.join("pages.csv"))?);
             }
+            if d.join("messages.csv.zst").exists() {
+                inputs
+                    .messages
+                    .extend(read_csv::<MessageRow>(&d.join("messages.csv.zst"))?);
+            }
+        }
+        for t in &inputs.totals {
+            let key = (t.case.clone(), t.variant.clone());
+            let path = dir
+                .join("traces")
+                .join(format!("{}-{}.csv.zst", t.case, t.variant));
+            if !inputs.traces.contains_key(&key) && path.exists() {
+                inputs.traces.insert(key, trace::read(&path)?);
+            }
         }
         if dir.join("agreement.csv").exists() {
             inputs.agreement = read_csv(&dir.join("agreement.csv"))?;
@@ -52,15 +76,62 @@ impl Inputs {
         Ok(inputs)
     }
 
-    /// The whole report.
-    pub fn markdown(&self) -> String {
-        markdown(self)
+    /// The whole report; charts are linked as `<images>/<file>`.
+    pub fn markdown(&self, images: &str) -> String {
+        markdown(self, images)
+    }
+
+    /// Pages the plain build of `variant` touched over `case` (first read, first written,
+    /// read then written), where the wasmtime meter counted them.
+    fn pages_touched(&self, case: &str, variant: &str) -> Option<u64> {
+        self.pages
+            .iter()
+            .find(|p| p.case == case && p.variant == variant)
+            .map(|p| p.read + p.written + p.write_after_read)
+    }
+
+    /// One line per backend, case and variant: total, allocator part, pages, code, and the
+    /// change of each cost against the reference, each in the backend's unit.
+    pub fn summary(&self) -> String {
+        let totals = &self.totals;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "| backend | case | variant | messages | total | total vs {REFERENCE} | allocator | allocator vs {REFERENCE} | unit | share | pages | code bytes |"
+        );
+        let _ = writeln!(
+            out,
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
+        );
+        for t in totals {
+            let reference = totals
+                .iter()
+                .find(|r| r.backend == t.backend && r.case == t.case && r.variant == REFERENCE);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
+                t.backend,
+                t.case,
+                t.variant,
+                t.messages,
+                thousands(t.total),
+                versus(t.total, reference.map(|r| r.total)),
+                thousands(t.allocator),
+                versus(t.allocator, reference.map(|r| r.allocator)),
+                t.unit,
+                t.allocator_share_pct,
+                self.pages_touched(&t.case, &t.variant)
+                    .map_or("n/a".into(), thousands),
+                thousands(t.code_bytes)
+            );
+        }
+        out
     }
 }
 
 const OPS: [&str; 4] = ["malloc", "calloc", "realloc", "free"];
 
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -77,41 +148,6 @@ fn versus(value: u64, reference: Option<u64>) -> String {
         Some(base) if base > 0 => format!("{:+.2}%", 100.0 * (value as f64 / base as f64 - 1.0)),
         _ => "n/a".into(),
     }
-}
-
-/// One line per backend, case and variant: total, allocator part and change against the
-/// reference, each in the backend's unit.
-pub fn summary(totals: &[TotalRow]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| backend | case | variant | messages | total | allocator | unit | share | total vs {REFERENCE} | code bytes |"
-    );
-    let _ = writeln!(
-        out,
-        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
-    );
-    for t in totals {
-        let reference = totals
-            .iter()
-            .find(|r| r.backend == t.backend && r.case == t.case && r.variant == REFERENCE)
-            .map(|r| r.total);
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
-            t.backend,
-            t.case,
-            t.variant,
-            t.messages,
-            thousands(t.total),
-            thousands(t.allocator),
-            t.unit,
-            t.allocator_share_pct,
-            versus(t.total, reference),
-            thousands(t.code_bytes)
-        );
-    }
-    out
 }
 
 /// Why fuel and gas rank a case's variants differently, from the numbers: fuel counts
@@ -191,13 +227,14 @@ fn op_table(out: &mut String, rows: &[&OpRow]) {
     }
 }
 
-fn markdown(inputs: &Inputs) -> String {
+fn markdown(inputs: &Inputs, images: &str) -> String {
     let Inputs {
         totals,
         ops,
         checks,
         pages,
         agreement,
+        ..
     } = inputs;
     let mut out = String::new();
     let _ = writeln!(out, "# galloc lab results\n");
@@ -213,8 +250,22 @@ fn markdown(inputs: &Inputs) -> String {
          build, which the wasmtime meter collects. First-touch page costs inside an allocator \
          call count as that call's cost.\n"
     );
-    let _ = writeln!(out, "## Summary\n");
-    out.push_str(&summary(totals));
+    let _ = writeln!(out, "## Findings\n");
+    out.push_str(&crate::findings::paragraph(inputs));
+    let _ = writeln!(out, "\n## Summary\n");
+    let _ = writeln!(
+        out,
+        "`pages`: 16 KiB pages the plain build's messages touched above the stack (first read, \
+         first written, read then written; counted by the wasmtime meter), summed over the case.\n"
+    );
+    out.push_str(&inputs.summary());
+    let charts = crate::charts::plan(inputs);
+    if !charts.is_empty() {
+        let _ = writeln!(out, "\n## Charts\n");
+        for c in charts {
+            let _ = writeln!(out, "- [{}]({images}/{}): {}", c.file, c.file, c.caption);
+        }
+    }
     if !agreement.is_empty() {
         let _ = writeln!(out, "\n## Fuel against gas\n");
         let _ = writeln!(

@@ -199,18 +199,29 @@ pub fn round(value: f64, decimals: i32) -> f64 {
     (value * scale).round() / scale
 }
 
-/// Writes `rows` as CSV with a header.
+/// zstd level of `.csv.zst` results: they are committed, and the same rows must give the same
+/// bytes.
+pub const ZSTD_LEVEL: i32 = 19;
+
+/// Whether `path` names a zstd-compressed CSV (`*.zst`): large per-message results are kept so.
+fn compressed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+/// Writes `rows` as CSV with a header (zstd-compressed when `path` ends in `.zst`).
 pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row)?;
     }
-    writer.flush()?;
-    Ok(())
+    let mut bytes = writer.into_inner().context("encoding CSV")?;
+    if compressed(path) {
+        bytes = zstd::encode_all(&bytes[..], ZSTD_LEVEL).context("compressing CSV")?;
+    }
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The rows of `path` with those whose key is in `fresh` replaced by `fresh`, sorted by key:
@@ -237,13 +248,17 @@ pub fn merge<T: DeserializeOwned, K: Ord>(
 
 /// Reads CSV rows written by [`write_csv`].
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let mut reader = csv::Reader::from_path(path).with_context(|| {
+    let mut bytes = std::fs::read(path).with_context(|| {
         format!(
-            "cannot read {}; regenerate it with its recipe",
+            "cannot read {}; regenerate it with its recipe (`just compare`)",
             path.display()
         )
     })?;
-    reader
+    if compressed(path) {
+        bytes = zstd::decode_all(&bytes[..])
+            .with_context(|| format!("{} is not zstd-compressed", path.display()))?;
+    }
+    csv::Reader::from_reader(&bytes[..])
         .deserialize()
         .collect::<Result<_, _>>()
         .with_context(|| format!("{} does not match the current row format", path.display()))

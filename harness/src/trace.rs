@@ -62,38 +62,23 @@ pub fn records(run: &CaseRun) -> Vec<TraceRecord> {
         .collect()
 }
 
-/// zstd level: the files are committed, and the same input must give the same bytes.
-const LEVEL: i32 = 19;
-
 /// Writes `records` to `path` (zstd-compressed CSV), and the format's README beside it.
 pub fn write(path: &Path, records: &[TraceRecord]) -> Result<()> {
     let dir = path.parent().context("trace path has no directory")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    for r in records {
-        csv.serialize(r)?;
-    }
-    let plain = csv.into_inner().context("encoding the trace")?;
-    let packed = zstd::encode_all(&plain[..], LEVEL).context("compressing the trace")?;
-    std::fs::write(path, packed).with_context(|| format!("cannot write {}", path.display()))?;
+    crate::results::write_csv(path, records)?;
     std::fs::write(dir.join("README.md"), FORMAT)
         .with_context(|| format!("cannot write {}/README.md", dir.display()))
 }
 
 /// Reads a trace written by [`write`].
 pub fn read(path: &Path) -> Result<Vec<TraceRecord>> {
-    let packed = std::fs::read(path).with_context(|| {
-        format!(
-            "cannot read trace {}; `just compare` records traces on the wasmtime backend",
+    if !path.exists() {
+        anyhow::bail!(
+            "no trace {}; `just compare` records traces on the wasmtime backend",
             path.display()
-        )
-    })?;
-    let plain = zstd::decode_all(&packed[..])
-        .with_context(|| format!("{} is not zstd-compressed", path.display()))?;
-    csv::Reader::from_reader(&plain[..])
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{} does not match the trace format", path.display()))
+        );
+    }
+    crate::results::read_csv(path)
 }
 
 #[cfg(test)]

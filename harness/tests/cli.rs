@@ -99,3 +99,59 @@ fn the_gate_fails_on_a_worsened_variant_and_passes_otherwise() {
         .unwrap();
     assert!(out.status.success());
 }
+
+/// End to end: an allocator that really does more work per `malloc` (galloc's `gate-canary`
+/// feature) is built, measured like any change, and the gate fails on it naming its rows on
+/// both backends. (That `main` itself passes is what `just gate` checks in CI.)
+#[test]
+fn the_gate_fails_on_a_really_worsened_build() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_str().unwrap();
+    let measure = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "measure",
+            "--quiet",
+            "--out",
+            dir,
+            "--variants",
+            "static-buffer",
+            "--cases",
+            "nft",
+            "--backends",
+            "wasmtime,gtest",
+            "--allocator-features",
+            "gate-canary",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        measure.status.success(),
+        "{}",
+        String::from_utf8_lossy(&measure.stderr)
+    );
+    let check = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["check", "--current", dir])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(!check.status.success(), "{stdout}");
+    for row in [
+        "| wasmtime | nft | static-buffer | fuel |",
+        "| gtest | nft | static-buffer | gas |",
+    ] {
+        assert!(stdout.contains(row), "{row} missing from:\n{stdout}");
+    }
+    assert!(stdout.contains("REGRESSED"), "{stdout}");
+
+    // Extra features never overwrite the committed results.
+    let (ok, err) = lab(&[
+        "measure",
+        "--variants",
+        "static-buffer",
+        "--allocator-features",
+        "gate-canary",
+    ]);
+    assert!(!ok && err.contains("--out"), "{err}");
+}

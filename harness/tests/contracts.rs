@@ -15,6 +15,7 @@ fn code(package: &str) -> Vec<u8> {
         probe: false,
         post: PostProcess::Gear,
         layout_pad: 0,
+        extra_features: "",
     };
     build(&ws, req).expect("contract builds").bytes
 }

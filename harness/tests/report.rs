@@ -8,10 +8,31 @@ use galloc_lab::workspace::Workspace;
 fn committed_report_is_rendered_from_committed_results() {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let dir = ws.results_dir();
-    let rendered = Inputs::read(&dir).unwrap().markdown();
+    let rendered = Inputs::read(&dir).unwrap().markdown("../images");
     let committed = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert!(
         rendered == committed,
         "results/README.md differs from what results/*.csv render to; run `just report`"
     );
+}
+
+/// The committed charts are exactly what the committed results draw (and drawing is
+/// deterministic, so a rerun of `just compare` leaves them byte-identical).
+#[test]
+fn committed_charts_are_drawn_from_committed_results() {
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let inputs = Inputs::read(&ws.results_dir()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let charts = galloc_lab::charts::draw(&inputs, out.path()).unwrap();
+    assert!(charts.len() >= 4, "only {} charts", charts.len());
+    for c in &charts {
+        let drawn = std::fs::read(out.path().join(&c.file)).unwrap();
+        let committed = std::fs::read(ws.root().join("images").join(&c.file))
+            .unwrap_or_else(|_| panic!("images/{} is not committed; run `just report`", c.file));
+        assert!(
+            drawn == committed,
+            "images/{} differs from what results/ draw; run `just report`",
+            c.file
+        );
+    }
 }

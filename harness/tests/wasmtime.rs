@@ -176,6 +176,7 @@ fn page_hooks_cost_no_fuel() {
         probe: true,
         post: PostProcess::Gear,
         layout_pad: 0,
+        extra_features: "",
     };
     let code = build(&ws, req).unwrap().bytes;
     let run = |track| {

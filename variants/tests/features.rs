@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 
 /// Allocator features that are not variants, each for a reason.
 const NOT_VARIANTS: &[&str] = &[
-    "default", // empty on purpose: gstd enables galloc's default features
-    "probe",   // orthogonal: wraps whichever variant is selected
-    "debug",   // gstd's `debug` forwards here; must not change the allocator
+    "default",     // empty on purpose: gstd enables galloc's default features
+    "probe",       // orthogonal: wraps whichever variant is selected
+    "debug",       // gstd's `debug` forwards here; must not change the allocator
+    "gate-canary", // extra work per malloc, for the regression gate's own test
 ];
 
 #[test]

@@ -50,6 +50,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 probe: false,
                 post: PostProcess::Gear,
                 layout_pad: 0,
+                extra_features: "",
             };
             let code = build(ws, req)?.bytes;
             // Each run starts from a fresh backend, as `lab measure` does: setup counts.

@@ -4,10 +4,10 @@
 use anyhow::Result;
 use galloc_lab::agreement::{agreement, Pair};
 use galloc_lab::backend::BackendKind;
+use galloc_lab::cache::RunCache;
 use galloc_lab::measure::{
     case_rows, measure_case, message_rows, pages_row, validate, Builds, CaseMeasurement,
 };
-use galloc_lab::report;
 use galloc_lab::results::{
     merge, write_csv, AgreementRow, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow,
     ValidationRow,
@@ -35,6 +35,16 @@ pub struct Args {
     /// `target/lab/check` and compares that with `results/`.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Run everything again, ignoring the runs kept in `target/lab/cache/` (kept runs are
+    /// reused only when the builds, the scenario and the lab itself are byte for byte the
+    /// same, so this is for timing the lab, not for correctness).
+    #[arg(long)]
+    fresh: bool,
+    /// More `galloc` features for every build, comma-separated (not variants: e.g. `debug`,
+    /// or `gate-canary`, which makes every malloc do extra work to prove the gate fails).
+    /// The results then describe a modified allocator, so they need `--out`.
+    #[arg(long, default_value = "")]
+    allocator_features: String,
 }
 
 /// Everything measured in this run, by (backend, case, variant).
@@ -45,6 +55,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
     let backends = BackendKind::select(&args.backends)?;
     let scenarios: Vec<Scenario> = cases.iter().map(|c| (c.make)()).collect();
+    check_extra_features(&args)?;
 
     // Build everything first: a build error stops before any run.
     let mut builds: BTreeMap<(&str, &str), Builds> = BTreeMap::new();
@@ -58,7 +69,13 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                         eprintln!("{line}");
                     }
                 };
-                slot.insert(Builds::new(ws, s.package, v, log)?);
+                slot.insert(Builds::with_features(
+                    ws,
+                    s.package,
+                    v,
+                    &args.allocator_features,
+                    log,
+                )?);
             }
         }
     }
@@ -79,45 +96,90 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             .expect("valid template"),
     );
 
+    let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let mut measured: Measured = BTreeMap::new();
+    let (mut reused, mut ran) = (0, 0);
     for &backend in &backends {
         for (ci, s) in scenarios.iter().enumerate() {
             for (vi, v) in variants.iter().enumerate() {
                 let b = &builds[&(s.package, v.id)];
-                let m = measure_case(b, s, backend, |config| {
-                    bar.set_message(format!("{} {} {config}", backend.name(), s.case));
-                    bar.inc(1);
-                })?;
-                if b.twin.is_none() {
-                    bar.inc(m.plain.messages.len() as u64);
-                }
+                let key = cache.key(backend, s, b);
+                let kept = (!args.fresh).then(|| cache.load(&key, backend)).flatten();
+                let m = match kept {
+                    Some(m) => {
+                        reused += 1;
+                        bar.inc(3 * m.plain.messages.len() as u64);
+                        m
+                    }
+                    None => {
+                        ran += 1;
+                        let m = measure_case(b, s, backend, |config| {
+                            bar.set_message(format!("{} {} {config}", backend.name(), s.case));
+                            bar.inc(1);
+                        })?;
+                        if b.twin.is_none() {
+                            bar.inc(m.plain.messages.len() as u64);
+                        }
+                        cache.store(&key, &m)?;
+                        m
+                    }
+                };
                 measured.insert((backend, ci, vi), (s, v, m));
             }
         }
     }
     bar.finish_and_clear();
+    if !args.quiet {
+        eprintln!(
+            "ran {ran} case x variant x backend measurements; reused {reused} whose builds, \
+             scenario and lab were unchanged (target/lab/cache; --fresh runs all)"
+        );
+    }
 
     let dir = args.out.clone().unwrap_or_else(|| ws.results_dir());
     for &backend in &backends {
-        write_backend(ws, &dir, backend, &measured, &builds)?;
+        write_backend(&dir, backend, &measured, &builds)?;
     }
     write_artifacts(&dir, &builds)?;
     write_agreement(&dir, &scenarios, &variants, &measured)?;
 
-    let report = report::Inputs::read(&dir)?;
-    std::fs::write(dir.join("README.md"), report.markdown())?;
-    println!("{}", report::summary(&report.totals));
-    eprintln!(
-        "wrote {} (per backend: totals, ops, probe-validation; wasmtime: pages, traces) and its README.md",
-        dir.display()
-    );
+    let report = super::report::publish(ws, &dir)?;
+    println!("{}", report.summary());
     Ok(())
 }
 
-/// One backend's files: `results/<backend>/*.csv`, its traces, and its per-message rows
-/// (large, so beside the build: `target/lab/<backend>/messages.csv`).
+/// Extra allocator features must be real non-variant features, and their results must not
+/// pass for the variants' own in `results/`.
+fn check_extra_features(args: &Args) -> Result<()> {
+    let features: Vec<&str> = args
+        .allocator_features
+        .split(',')
+        .filter(|f| !f.is_empty())
+        .collect();
+    if features.is_empty() {
+        return Ok(());
+    }
+    for f in &features {
+        if galloc_variants::VARIANTS.iter().any(|v| v.feature == *f) || *f == "probe" {
+            anyhow::bail!(
+                "--allocator-features {f}: `{f}` is chosen by the lab itself (use --variants for \
+                 variants; the probe build is always made)"
+            );
+        }
+    }
+    if args.out.is_none() {
+        anyhow::bail!(
+            "--allocator-features {} changes the allocator, so its results must not replace the \
+             committed ones: add --out DIR (e.g. --out target/lab/try)",
+            args.allocator_features
+        );
+    }
+    Ok(())
+}
+
+/// One backend's files: `results/<backend>/*.csv`, its per-message rows
+/// (`messages.csv.zst`) and its traces.
 fn write_backend(
-    ws: &Workspace,
     results: &Path,
     backend: BackendKind,
     measured: &Measured,
@@ -170,11 +232,7 @@ fn write_backend(
         })?;
         write_csv(&save("pages.csv"), &pages)?;
     }
-    let path = ws
-        .root()
-        .join("target/lab")
-        .join(backend.name())
-        .join("messages.csv");
+    let path = save("messages.csv.zst");
     let messages = merge(&path, messages, |r: &MessageRow| {
         (key(&r.case, &r.variant), r.message)
     })?;

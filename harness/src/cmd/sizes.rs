@@ -37,6 +37,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 probe,
                 post: PostProcess::None,
                 layout_pad: 0,
+                extra_features: "",
             };
             eprint!("building {PACKAGE} for {:<24}", req.config());
             let artifact = build(ws, req)?;

@@ -1,0 +1,239 @@
+//! Runs already made: one case's runs on one backend are kept under `target/lab/cache/`,
+//! keyed by everything they depend on — the backend, the scenario, the bytes of the builds and
+//! the lab's own executable — so a warm `just compare` re-runs only what changed.
+//!
+//! Gas and fuel are deterministic functions of those inputs, so a kept run *is* the run; the
+//! key includes the executable (its path, size and modification time) so that any change to
+//! the harness, a backend or a dependency invalidates every entry.
+
+use crate::backend::{BackendKind, PageCounts, Unit};
+use crate::build::hex;
+use crate::measure::{Builds, CaseMeasurement};
+use crate::run::{CaseRun, MessageCost};
+use crate::scenario::Scenario;
+use anyhow::{Context, Result};
+use galloc::probe::{ProbeStats, Record};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+
+/// Bumped whenever the stored layout below changes.
+const FORMAT: u32 = 1;
+
+/// The cache directory.
+pub struct RunCache {
+    dir: PathBuf,
+    /// Identity of the running lab executable, hashed into every key.
+    harness: String,
+}
+
+impl RunCache {
+    /// The cache under `dir` (created on first store).
+    pub fn new(dir: PathBuf) -> Result<Self> {
+        let exe = std::env::current_exe().context("cannot locate the lab's executable")?;
+        let meta =
+            std::fs::metadata(&exe).with_context(|| format!("cannot read {}", exe.display()))?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        Ok(RunCache {
+            dir,
+            harness: format!("{}:{}:{modified}", exe.display(), meta.len()),
+        })
+    }
+
+    /// The key of `scenario`'s runs of `builds` on `backend`.
+    pub fn key(&self, backend: BackendKind, scenario: &Scenario, builds: &Builds) -> String {
+        let mut h = Sha256::new();
+        for part in [
+            FORMAT.to_string(),
+            self.harness.clone(),
+            backend.name().to_owned(),
+            format!("{scenario:?}"),
+            builds.plain.sha256.clone(),
+            builds.probe.sha256.clone(),
+            builds
+                .twin
+                .as_ref()
+                .map_or("-".into(), |t| t.sha256.clone()),
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        hex(&h.finalize())
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.bin.zst"))
+    }
+
+    /// The runs kept under `key`, if any (an unreadable entry counts as none).
+    pub fn load(&self, key: &str, backend: BackendKind) -> Option<CaseMeasurement> {
+        let packed = std::fs::read(self.path(key)).ok()?;
+        let bytes = zstd::decode_all(&packed[..]).ok()?;
+        let stored: Stored = bincode::deserialize(&bytes).ok()?;
+        Some(CaseMeasurement {
+            backend,
+            unit: stored.unit,
+            plain: stored.plain.into_run()?,
+            probe: stored.probe.into_run()?,
+            twin: stored.twin.into_run()?,
+        })
+    }
+
+    /// Keeps `m` under `key`.
+    pub fn store(&self, key: &str, m: &CaseMeasurement) -> Result<()> {
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        let stored = Stored {
+            unit: m.unit,
+            plain: StoredRun::from_run(&m.plain),
+            probe: StoredRun::from_run(&m.probe),
+            twin: StoredRun::from_run(&m.twin),
+        };
+        let bytes = bincode::serialize(&stored).context("encoding a cached run")?;
+        let packed = zstd::encode_all(&bytes[..], 1).context("compressing a cached run")?;
+        let path = self.path(key);
+        // Written aside and renamed: a killed run never leaves half an entry.
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        std::fs::write(&tmp, packed).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    unit: Unit,
+    plain: StoredRun,
+    probe: StoredRun,
+    twin: StoredRun,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredRun {
+    messages: Vec<StoredMessage>,
+    /// [`ProbeStats::to_bytes`].
+    probe: Option<Vec<u8>>,
+}
+
+/// A [`Record`]: (seq, op, ptr, size, align, new_size, result, cost).
+type StoredCall = (u32, u32, u32, u32, u32, u32, u32, u64);
+
+#[derive(Serialize, Deserialize)]
+struct StoredMessage {
+    index: usize,
+    cost: u64,
+    reply: Vec<u8>,
+    pages: Option<PageCounts>,
+    ops: Vec<StoredCall>,
+    op_counts: Option<[u64; 4]>,
+    op_costs: Option<[u64; 4]>,
+}
+
+impl StoredRun {
+    fn from_run(run: &CaseRun) -> Self {
+        StoredRun {
+            messages: run
+                .messages
+                .iter()
+                .map(|m| StoredMessage {
+                    index: m.index,
+                    cost: m.cost,
+                    reply: m.reply.clone(),
+                    pages: m.pages,
+                    ops: m
+                        .ops
+                        .iter()
+                        .map(|r| {
+                            (
+                                r.seq, r.op, r.ptr, r.size, r.align, r.new_size, r.result, r.cost,
+                            )
+                        })
+                        .collect(),
+                    op_counts: m.op_counts,
+                    op_costs: m.op_costs,
+                })
+                .collect(),
+            probe: run.probe.map(|p| p.to_bytes().to_vec()),
+        }
+    }
+
+    fn into_run(self) -> Option<CaseRun> {
+        let probe = match self.probe {
+            Some(bytes) => Some(ProbeStats::from_bytes(&bytes)?),
+            None => None,
+        };
+        Some(CaseRun {
+            messages: self
+                .messages
+                .into_iter()
+                .map(|m| MessageCost {
+                    index: m.index,
+                    cost: m.cost,
+                    reply: m.reply,
+                    pages: m.pages,
+                    ops: m
+                        .ops
+                        .into_iter()
+                        .map(
+                            |(seq, op, ptr, size, align, new_size, result, cost)| Record {
+                                seq,
+                                op,
+                                ptr,
+                                size,
+                                align,
+                                new_size,
+                                result,
+                                cost,
+                            },
+                        )
+                        .collect(),
+                    op_counts: m.op_counts,
+                    op_costs: m.op_costs,
+                })
+                .collect(),
+            probe,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_round_trips() {
+        let run = CaseRun {
+            messages: vec![MessageCost {
+                index: 1,
+                cost: 123_456,
+                reply: vec![1, 2, 3],
+                pages: Some(PageCounts {
+                    read: 1,
+                    write: 2,
+                    write_after_read: 3,
+                    loaded: 4,
+                    changed: 5,
+                }),
+                ops: vec![Record {
+                    seq: 7,
+                    op: 2,
+                    ptr: 1_000,
+                    size: 16,
+                    align: 8,
+                    new_size: 32,
+                    result: 2_000,
+                    cost: 99,
+                }],
+                op_counts: Some([1, 0, 1, 0]),
+                op_costs: Some([10, 0, 99, 0]),
+            }],
+            probe: Some(ProbeStats::EMPTY),
+        };
+        let back = StoredRun::from_run(&run).into_run().unwrap();
+        assert_eq!(back.messages, run.messages);
+        assert_eq!(back.probe, run.probe);
+    }
+}

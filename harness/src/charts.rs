@@ -1,0 +1,723 @@
+//! The report's charts: PNGs in `images/`, drawn with plotters from the same rows the tables
+//! are rendered from (and the committed traces), never by hand.
+//!
+//! Every chart colours a variant the same way (its place in the registry), says its unit on
+//! the axis, and comes from committed results alone, so `lab report` redraws them anywhere.
+
+use crate::report::Inputs;
+use crate::results::{MessageRow, OpRow, TotalRow};
+use crate::trace::TraceRecord;
+use anyhow::{anyhow, Context, Result};
+use galloc_variants::{Variant, REFERENCE, VARIANTS};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where the fonts are looked for (Debian's `fonts-dejavu-core`, which `just setup` installs).
+const FONT_PATHS: [&str; 2] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
+const FONT: &str = "sans-serif";
+const W: u32 = 1400;
+const H: u32 = 800;
+
+/// One colour per variant, by registry position (Tableau 10; the reference is first, grey).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(110, 110, 110),
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// A variant's colour in every chart.
+pub fn colour(variant: &str) -> RGBColor {
+    let i = VARIANTS.iter().position(|v| v.id == variant).unwrap_or(0);
+    PALETTE[i % PALETTE.len()]
+}
+
+fn label(variant: &str) -> &str {
+    VARIANTS
+        .iter()
+        .find(|v| v.id == variant)
+        .map_or(variant, |v| v.id)
+}
+
+/// What a chart shows.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Allocator share of the total per case, one bar per variant, on a backend.
+    Share { backend: String },
+    /// Average cost per call per op and variant, one panel per backend.
+    Ops { case: String },
+    /// Distribution of every call's fuel per op and variant, from the traces.
+    Distribution { case: String },
+    /// Cost per message over the scenario per variant, and the running total against the
+    /// reference, on a backend.
+    Messages { case: String, backend: String },
+}
+
+/// A chart the results support.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// File name under `images/`.
+    pub file: String,
+    /// What it shows.
+    pub caption: String,
+    kind: Kind,
+}
+
+/// The charts `inputs` support, in report order.
+pub fn plan(inputs: &Inputs) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    let headline = headline_backend(&inputs.totals);
+    if let Some(backend) = headline {
+        charts.push(Chart {
+            file: "total-performance-comparison.png".into(),
+            caption: format!(
+                "allocator share of total {} per case, one bar per variant ({backend})",
+                unit_of(&inputs.totals, backend)
+            ),
+            kind: Kind::Share {
+                backend: backend.into(),
+            },
+        });
+    }
+    for case in cases(&inputs.totals) {
+        if inputs.ops.iter().any(|o| o.case == case && o.count > 0) {
+            charts.push(Chart {
+                file: format!("{case}-ops.png"),
+                caption: format!("{case}: average cost per allocator call, per op and variant"),
+                kind: Kind::Ops { case: case.clone() },
+            });
+        }
+        if inputs
+            .traces
+            .iter()
+            .any(|((c, _), calls)| *c == case && !calls.is_empty())
+        {
+            charts.push(Chart {
+                file: format!("{case}-distribution.png"),
+                caption: format!(
+                    "{case}: distribution of the fuel of every allocator call per op and variant \
+                     (exact records)"
+                ),
+                kind: Kind::Distribution { case: case.clone() },
+            });
+        }
+        if let Some(backend) = headline {
+            if inputs
+                .messages
+                .iter()
+                .any(|m| m.case == case && m.backend == backend)
+            {
+                charts.push(Chart {
+                    file: format!("{case}-messages.png"),
+                    caption: format!(
+                        "{case}: {} per message over the scenario per variant, and the running \
+                         total against {REFERENCE} ({backend})",
+                        unit_of(&inputs.totals, backend)
+                    ),
+                    kind: Kind::Messages {
+                        case: case.clone(),
+                        backend: backend.into(),
+                    },
+                });
+            }
+        }
+    }
+    charts
+}
+
+/// Draws every chart of [`plan`] into `images`; returns them.
+pub fn draw(inputs: &Inputs, images: &Path) -> Result<Vec<Chart>> {
+    load_font()?;
+    std::fs::create_dir_all(images)
+        .with_context(|| format!("cannot create {}", images.display()))?;
+    let charts = plan(inputs);
+    for c in &charts {
+        let path = images.join(&c.file);
+        match &c.kind {
+            Kind::Share { backend } => total_share(&inputs.totals, backend, &path)?,
+            Kind::Ops { case } => avg_per_op(&inputs.ops, case, &path)?,
+            Kind::Distribution { case } => distribution(case, &inputs.traces, &path)?,
+            Kind::Messages { case, backend } => {
+                per_message(&inputs.messages, case, backend, &path)?
+            }
+        }
+    }
+    Ok(charts)
+}
+
+/// Registers the system's DejaVu Sans with plotters (once per process).
+fn load_font() -> Result<()> {
+    static LOADED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            let path = FONT_PATHS
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    format!(
+                        "no DejaVu Sans font (looked at {}); run `just setup`, which installs \
+                         Debian's fonts-dejavu-core",
+                        FONT_PATHS.join(", ")
+                    )
+                })?;
+            let bytes =
+                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            // plotters keeps fonts for the life of the process.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            for style in [FontStyle::Normal, FontStyle::Bold] {
+                plotters::style::register_font(FONT, style, bytes)
+                    .map_err(|_| format!("{} is not a font plotters reads", path.display()))?;
+            }
+            Ok(())
+        })
+        .clone()
+        .map_err(|e| anyhow!(e))
+}
+
+/// The backend charts of gas use: gtest when it has results, else the first that does.
+fn headline_backend(totals: &[TotalRow]) -> Option<&str> {
+    totals
+        .iter()
+        .find(|t| t.backend == "gtest")
+        .or_else(|| totals.first())
+        .map(|t| t.backend.as_str())
+}
+
+fn unit_of<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
+    totals
+        .iter()
+        .find(|t| t.backend == backend)
+        .map_or("cost", |t| t.unit.as_str())
+}
+
+/// Cases in result order.
+fn cases(totals: &[TotalRow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in totals {
+        if !out.contains(&t.case) {
+            out.push(t.case.clone());
+        }
+    }
+    out
+}
+
+/// Variants in registry order among `present`.
+fn ordered<'a>(present: impl Iterator<Item = &'a str>) -> Vec<&'static Variant> {
+    let present: Vec<&str> = present.collect();
+    VARIANTS
+        .iter()
+        .filter(|v| present.contains(&v.id))
+        .collect()
+}
+
+/// Short numbers for axes and bar labels: 1.5G, 320M, 426k (at most 4 digits).
+fn short(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e12 {
+        (v / 1e12, "T")
+    } else if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    if scaled.fract() == 0.0 || scaled.abs() >= 100.0 {
+        format!("{scaled:.0}{suffix}")
+    } else {
+        format!("{scaled:.1}{suffix}")
+    }
+}
+
+fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> anyhow::Error + '_ {
+    move |e| anyhow!("drawing {}: {e:?}", path.display())
+}
+
+fn canvas(path: &Path, width: u32, height: u32) -> DrawingArea<BitMapBackend<'_>, Shift> {
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).ok();
+    root
+}
+
+/// Grouped bars: one group per category, one bar per series in it; `values[g][s]`.
+#[allow(clippy::too_many_arguments)]
+fn grouped_bars(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    groups: &[String],
+    series: &[&'static Variant],
+    values: &[Vec<Option<f64>>],
+    value_label: impl Fn(f64) -> String,
+) -> Result<()> {
+    let max = values
+        .iter()
+        .flatten()
+        .flatten()
+        .fold(0f64, |a, &b| a.max(b));
+    let top = if max > 0.0 { max * 1.15 } else { 1.0 };
+    let n = series.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, (FONT, 26))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(90)
+        .build_cartesian_2d(-0.5f64..groups.len() as f64 - 0.5, 0f64..top)
+        .map_err(draw_err(path))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < groups.len() {
+                groups[i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|y| short(*y))
+        .y_desc(y_desc)
+        .label_style((FONT, 18))
+        .axis_desc_style((FONT, 20))
+        .draw()
+        .map_err(draw_err(path))?;
+    let width = 0.8 / n;
+    for (s, variant) in series.iter().enumerate() {
+        let c = colour(variant.id);
+        let bars: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .filter_map(|(g, row)| row[s].map(|v| (g as f64 - 0.4 + width * s as f64, v)))
+            .collect();
+        chart
+            .draw_series(bars.iter().map(|&(x, v)| {
+                Rectangle::new([(x + width * 0.05, 0.0), (x + width * 0.95, v)], c.filled())
+            }))
+            .map_err(draw_err(path))?
+            .label(label(variant.id))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+        if series.len() * groups.len() <= 30 {
+            chart
+                .draw_series(bars.iter().map(|&(x, v)| {
+                    Text::new(
+                        value_label(v),
+                        (x + width * 0.5, v),
+                        (FONT, 13).into_font().color(&BLACK).pos(
+                            plotters::style::text_anchor::Pos::new(
+                                plotters::style::text_anchor::HPos::Center,
+                                plotters::style::text_anchor::VPos::Bottom,
+                            ),
+                        ),
+                    )
+                }))
+                .map_err(draw_err(path))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 18))
+        .draw()
+        .map_err(draw_err(path))?;
+    Ok(())
+}
+
+/// `total-performance-comparison.png`: allocator share of the total per case per variant.
+fn total_share(totals: &[TotalRow], backend: &str, path: &Path) -> Result<()> {
+    let rows: Vec<&TotalRow> = totals.iter().filter(|t| t.backend == backend).collect();
+    let groups = cases(totals);
+    let series = ordered(rows.iter().map(|t| t.variant.as_str()));
+    let values: Vec<Vec<Option<f64>>> = groups
+        .iter()
+        .map(|case| {
+            series
+                .iter()
+                .map(|v| {
+                    rows.iter()
+                        .find(|t| &t.case == case && t.variant == v.id)
+                        .map(|t| t.allocator_share_pct)
+                })
+                .collect()
+        })
+        .collect();
+    let unit = unit_of(totals, backend);
+    let root = canvas(path, W, H);
+    grouped_bars(
+        &root,
+        path,
+        &format!("Allocator share of total {unit} per case ({backend})"),
+        &format!("allocator {unit} / total {unit} (%)"),
+        &groups,
+        &series,
+        &values,
+        |v| format!("{v:.2}%"),
+    )?;
+    root.present().map_err(draw_err(path))
+}
+
+/// `<case>-ops.png`: average cost per call, per op, per variant; one panel per backend.
+fn avg_per_op(ops: &[OpRow], case: &str, path: &Path) -> Result<()> {
+    let rows: Vec<&OpRow> = ops.iter().filter(|o| o.case == case).collect();
+    let mut backends: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !backends.contains(&r.backend.as_str()) {
+            backends.push(&r.backend);
+        }
+    }
+    let root = canvas(path, W, H);
+    let panels = root.split_evenly((1, backends.len()));
+    for (panel, backend) in panels.iter().zip(&backends) {
+        let mine: Vec<&&OpRow> = rows.iter().filter(|r| r.backend == *backend).collect();
+        let groups: Vec<String> = galloc::probe::Op::ALL
+            .iter()
+            .map(|op| op.name().to_string())
+            .filter(|op| mine.iter().any(|r| &r.op == op && r.count > 0))
+            .collect();
+        let series = ordered(mine.iter().map(|r| r.variant.as_str()));
+        let values: Vec<Vec<Option<f64>>> = groups
+            .iter()
+            .map(|op| {
+                series
+                    .iter()
+                    .map(|v| {
+                        mine.iter()
+                            .find(|r| &r.op == op && r.variant == v.id && r.count > 0)
+                            .map(|r| r.avg as f64)
+                    })
+                    .collect()
+            })
+            .collect();
+        let unit = mine.first().map_or("cost", |r| r.unit.as_str());
+        grouped_bars(
+            panel,
+            path,
+            &format!("{case}: average {unit} per call ({backend})"),
+            &format!("{unit} per call"),
+            &groups,
+            &series,
+            &values,
+            short,
+        )?;
+    }
+    root.present().map_err(draw_err(path))
+}
+
+/// Nearest-rank percentile of sorted `v`.
+fn pct(v: &[u64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    v[rank.min(v.len()) - 1] as f64
+}
+
+/// `<case>-distribution.png`: per op, a box per variant of every call's fuel (p25–p75 box,
+/// median bar, p5–p95 whiskers, p99 dot, max cross), from the committed traces.
+fn distribution(
+    case: &str,
+    traces: &BTreeMap<(String, String), Vec<TraceRecord>>,
+    path: &Path,
+) -> Result<()> {
+    let per_variant: Vec<(&'static Variant, &Vec<TraceRecord>)> = VARIANTS
+        .iter()
+        .filter_map(|v| Some((v, traces.get(&(case.to_string(), v.id.to_string()))?)))
+        .collect();
+    let ops: Vec<&str> = galloc::probe::Op::ALL
+        .iter()
+        .map(|op| op.name())
+        .filter(|op| {
+            per_variant
+                .iter()
+                .any(|(_, t)| t.iter().any(|r| r.op == *op))
+        })
+        .collect();
+    let root = canvas(path, W, H);
+    let (title, body) = root.split_vertically(80);
+    title
+        .draw(&Text::new(
+            format!(
+                "{case}: fuel of every allocator call (wasmtime, exact records): box p25–p75, \
+                 black bar median, whiskers p5–p95, dot p99, × max"
+            ),
+            (20, 12),
+            (FONT, 20),
+        ))
+        .map_err(draw_err(path))?;
+    legend_strip(&title, path, per_variant.iter().map(|(v, _)| *v), 48)?;
+    let panels = body.split_evenly((1, ops.len()));
+    for (panel, op) in panels.iter().zip(&ops) {
+        let sets: Vec<(&Variant, Vec<u64>)> = per_variant
+            .iter()
+            .map(|(v, t)| {
+                let mut costs: Vec<u64> =
+                    t.iter().filter(|r| r.op == *op).map(|r| r.fuel).collect();
+                costs.sort_unstable();
+                (*v, costs)
+            })
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        let top = sets
+            .iter()
+            .filter_map(|(_, c)| c.last())
+            .max()
+            .copied()
+            .unwrap_or(1) as f64
+            * 1.08;
+        let counts: Vec<usize> = sets.iter().map(|(_, c)| c.len()).collect();
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!("{op} ({} calls per variant)", counts_label(&counts)),
+                (FONT, 20),
+            )
+            .margin(12)
+            .x_label_area_size(10)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5f64..sets.len() as f64 - 0.5, 0f64..top)
+            .map_err(draw_err(path))?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .label_style((FONT, 16))
+            .y_desc("fuel per call")
+            .y_label_formatter(&|y| short(*y))
+            .axis_desc_style((FONT, 18))
+            .draw()
+            .map_err(draw_err(path))?;
+        for (i, (v, costs)) in sets.iter().enumerate() {
+            let c = colour(v.id);
+            let x = i as f64;
+            let [p5, p25, p50, p75, p95, p99] =
+                [5.0, 25.0, 50.0, 75.0, 95.0, 99.0].map(|p| pct(costs, p));
+            let max = *costs.last().expect("non-empty") as f64;
+            let line = c.stroke_width(2);
+            chart
+                .draw_series([
+                    PathElement::new(vec![(x, p5), (x, p25)], line),
+                    PathElement::new(vec![(x, p75), (x, p95)], line),
+                    PathElement::new(vec![(x - 0.15, p5), (x + 0.15, p5)], line),
+                    PathElement::new(vec![(x - 0.15, p95), (x + 0.15, p95)], line),
+                ])
+                .map_err(draw_err(path))?;
+            chart
+                .draw_series([Rectangle::new(
+                    [(x - 0.3, p25), (x + 0.3, p75)],
+                    c.mix(0.35).filled(),
+                )])
+                .map_err(draw_err(path))?;
+            chart
+                .draw_series([Rectangle::new(
+                    [(x - 0.3, p25), (x + 0.3, p75)],
+                    c.stroke_width(2),
+                )])
+                .map_err(draw_err(path))?;
+            chart
+                .draw_series([PathElement::new(
+                    vec![(x - 0.3, p50), (x + 0.3, p50)],
+                    BLACK.stroke_width(3),
+                )])
+                .map_err(draw_err(path))?;
+            chart
+                .draw_series([Circle::new((x, p99), 5, c.filled())])
+                .map_err(draw_err(path))?;
+            chart
+                .draw_series([Cross::new((x, max), 7, c.stroke_width(2))])
+                .map_err(draw_err(path))?;
+        }
+    }
+    root.present().map_err(draw_err(path))
+}
+
+/// A row of colour keys (one per variant) across `area`, at `y` pixels from its top.
+fn legend_strip<'a>(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    variants: impl Iterator<Item = &'a Variant>,
+    y: i32,
+) -> Result<()> {
+    let mut x = 20;
+    for v in variants {
+        let c = colour(v.id);
+        area.draw(&Rectangle::new([(x, y), (x + 16, y + 16)], c.filled()))
+            .map_err(draw_err(path))?;
+        area.draw(&Text::new(v.id, (x + 22, y), (FONT, 18)))
+            .map_err(draw_err(path))?;
+        x += 40 + 10 * v.id.len() as i32;
+    }
+    Ok(())
+}
+
+fn counts_label(counts: &[usize]) -> String {
+    let (lo, hi) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
+/// `<case>-messages.png`: above, each message's cost per variant over the scenario; below,
+/// the running total against the reference, in percent.
+fn per_message(messages: &[MessageRow], case: &str, backend: &str, path: &Path) -> Result<()> {
+    // By registry position: (variant, [(message, cost)]).
+    type Series = BTreeMap<usize, (&'static Variant, Vec<(u64, u64)>)>;
+    let mut series: Series = BTreeMap::new();
+    for m in messages
+        .iter()
+        .filter(|m| m.case == case && m.backend == backend)
+    {
+        let Some(i) = VARIANTS.iter().position(|v| v.id == m.variant) else {
+            continue;
+        };
+        series
+            .entry(i)
+            .or_insert_with(|| (&VARIANTS[i], Vec::new()))
+            .1
+            .push((m.message, m.cost));
+    }
+    let unit = messages
+        .iter()
+        .find(|m| m.case == case && m.backend == backend)
+        .map_or("cost", |m| m.unit.as_str());
+    let last = series
+        .values()
+        .flat_map(|(_, p)| p.iter().map(|(i, _)| *i))
+        .max()
+        .unwrap_or(0) as f64;
+    let top = series
+        .values()
+        .flat_map(|(_, p)| p.iter().map(|(_, c)| *c))
+        .max()
+        .unwrap_or(1) as f64
+        * 1.05;
+    let reference: Option<Vec<u64>> = series
+        .values()
+        .find(|(v, _)| v.id == REFERENCE)
+        .map(|(_, p)| running(p));
+    let root = canvas(path, W, H + 200);
+    let (upper, lower) = root.split_vertically((H + 200) / 2);
+    let mut chart = ChartBuilder::on(&upper)
+        .caption(
+            format!("{case}: {unit} per message ({backend})"),
+            (FONT, 24),
+        )
+        .margin(14)
+        .x_label_area_size(45)
+        .y_label_area_size(90)
+        .build_cartesian_2d(0f64..last.max(1.0), 0f64..top)
+        .map_err(draw_err(path))?;
+    chart
+        .configure_mesh()
+        .x_desc("message (0 = init)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc(format!("{unit} per message"))
+        .y_label_formatter(&|y| short(*y))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
+        .draw()
+        .map_err(draw_err(path))?;
+    for (v, points) in series.values() {
+        let c = colour(v.id);
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().map(|&(i, cost)| (i as f64, cost as f64)),
+                c.stroke_width(1),
+            ))
+            .map_err(draw_err(path))?
+            .label(label(v.id))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .draw()
+        .map_err(draw_err(path))?;
+
+    let Some(reference) = reference else {
+        return root.present().map_err(draw_err(path));
+    };
+    let relative: Vec<(&Variant, Vec<(f64, f64)>)> = series
+        .values()
+        .map(|(v, p)| {
+            let totals = running(p);
+            let line = totals
+                .iter()
+                .zip(&reference)
+                .enumerate()
+                .filter(|(_, (_, r))| **r > 0)
+                .map(|(i, (t, r))| (i as f64, (*t as f64 / *r as f64 - 1.0) * 100.0))
+                .collect();
+            (*v, line)
+        })
+        .collect();
+    // The first few messages swing the ratio wildly (small sums); the scale follows the rest
+    // and the early swings are clipped at its edge.
+    let settled = (last * 0.05).max(3.0);
+    let (lo, hi) = relative
+        .iter()
+        .flat_map(|(_, l)| l.iter().filter(|(x, _)| *x >= settled).map(|(_, y)| *y))
+        .fold((0f64, 0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    let pad = ((hi - lo) * 0.08).max(0.5);
+    let (lo, hi) = (lo - pad, hi + pad);
+    let mut chart = ChartBuilder::on(&lower)
+        .caption(
+            format!("{case}: running total {unit} against {REFERENCE} (%)"),
+            (FONT, 24),
+        )
+        .margin(14)
+        .x_label_area_size(45)
+        .y_label_area_size(90)
+        .build_cartesian_2d(0f64..last.max(1.0), lo..hi)
+        .map_err(draw_err(path))?;
+    chart
+        .configure_mesh()
+        .x_desc("message (0 = init)")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_desc(format!("total {unit} so far vs {REFERENCE} (%)"))
+        .y_label_formatter(&|y| format!("{y:+.1}%"))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
+        .draw()
+        .map_err(draw_err(path))?;
+    for (v, line) in relative {
+        let clipped = line.into_iter().map(|(x, y)| (x, y.clamp(lo, hi)));
+        chart
+            .draw_series(LineSeries::new(clipped, colour(v.id).stroke_width(2)))
+            .map_err(draw_err(path))?;
+    }
+    root.present().map_err(draw_err(path))
+}
+
+/// Running sums of the costs of `points` (in message order).
+fn running(points: &[(u64, u64)]) -> Vec<u64> {
+    let mut sorted = points.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
+        .scan(0u64, |acc, (_, c)| {
+            *acc += c;
+            Some(*acc)
+        })
+        .collect()
+}

@@ -1,0 +1,172 @@
+//! `results/metadata.json`: what produced the results — toolchain, crate versions, tools,
+//! the hashes of the very artifacts measured — so a reader can tell whether two result sets
+//! are comparable.
+//!
+//! The date is the day the results last *changed*: a rerun that reproduces them keeps the
+//! file byte-identical.
+
+use crate::results::{read_csv, ArtifactRow};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// The crates whose versions decide the figures.
+const CRATES: [&str; 10] = [
+    "gtest",
+    "gstd",
+    "gear-core",
+    "gear-wasm-optimizer",
+    "dlmalloc",
+    "gear-dlmalloc",
+    "wasmtime",
+    "parity-scale-codec",
+    "plotters",
+    "zstd",
+];
+
+/// File name under `results/`.
+pub const FILE: &str = "metadata.json";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// The recipe that regenerates these results.
+    pub regenerate_with: String,
+    /// UTC day the results last changed (YYYY-MM-DD).
+    pub date: String,
+    /// SHA-256 over every results file (name and bytes) except this one and the report.
+    pub results_sha256: String,
+    /// `rustc --version`, and the channel `rust-toolchain.toml` pins.
+    pub rustc: String,
+    pub toolchain: String,
+    /// `wasm-opt --version` (Debian's binaryen; the post-processing's last step).
+    pub wasm_opt: String,
+    /// Versions from `Cargo.lock`.
+    pub crates: BTreeMap<String, String>,
+    /// `package/variant/build` -> SHA-256 of the `.opt.wasm` measured.
+    pub artifacts: BTreeMap<String, String>,
+}
+
+/// Writes `dir/metadata.json` for the results in `dir`; `root` is the workspace.
+pub fn write(root: &Path, dir: &Path) -> Result<()> {
+    let mut meta = Metadata {
+        regenerate_with: "just compare".into(),
+        date: String::new(),
+        results_sha256: results_hash(dir)?,
+        rustc: tool_version("rustc", "--version"),
+        toolchain: toolchain(root),
+        wasm_opt: tool_version("wasm-opt", "--version"),
+        crates: locked_versions(root)?,
+        artifacts: artifacts(dir)?,
+    };
+    let path = dir.join(FILE);
+    let previous: Option<Metadata> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    meta.date = match previous {
+        Some(p)
+            if Metadata {
+                date: p.date.clone(),
+                ..meta.clone()
+            } == p =>
+        {
+            p.date
+        }
+        _ => time::OffsetDateTime::now_utc().date().to_string(),
+    };
+    let mut json = serde_json::to_string_pretty(&meta)?;
+    json.push('\n');
+    std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn results_hash(dir: &Path) -> Result<String> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in
+            std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?
+        {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "csv" || e == "zst") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut h = Sha256::new();
+    for f in files {
+        let name = f
+            .strip_prefix(dir)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .into_owned();
+        h.update(name.as_bytes());
+        h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
+    }
+    Ok(crate::build::hex(&h.finalize()))
+}
+
+fn tool_version(tool: &str, flag: &str) -> String {
+    Command::new(tool)
+        .arg(flag)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| format!("{tool} not found"))
+}
+
+fn toolchain(root: &Path) -> String {
+    std::fs::read_to_string(root.join("rust-toolchain.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| {
+            t.get("toolchain")?
+                .get("channel")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "unpinned".into())
+}
+
+/// The locked version of each crate in [`CRATES`] (all versions, if several are locked).
+fn locked_versions(root: &Path) -> Result<BTreeMap<String, String>> {
+    let path = root.join("Cargo.lock");
+    let lock: toml::Table = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .parse()
+        .with_context(|| format!("{} is not TOML", path.display()))?;
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in lock
+        .get("package")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let (Some(name), Some(version)) = (
+            p.get("name").and_then(|v| v.as_str()),
+            p.get("version").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        if CRATES.contains(&name) {
+            out.entry(name.into()).or_default().push(version.into());
+        }
+    }
+    Ok(out.into_iter().map(|(k, v)| (k, v.join(", "))).collect())
+}
+
+fn artifacts(dir: &Path) -> Result<BTreeMap<String, String>> {
+    let path = dir.join("artifacts.csv");
+    if !path.exists() {
+        return Ok(BTreeMap::new());
+    }
+    Ok(read_csv::<ArtifactRow>(&path)?
+        .into_iter()
+        .map(|a| (format!("{}/{}/{}", a.package, a.variant, a.build), a.sha256))
+        .collect())
+}
