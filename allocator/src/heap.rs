@@ -6,10 +6,10 @@
 //! re-validate the size with assertions on every call, which costs gas and code for a check
 //! `GlobalAlloc`'s contract already makes the caller's duty.
 
-use crate::backend::PageBackend;
+use crate::backend::Backend;
 use crate::buffer::Front;
 use crate::lock::Lock;
-use crate::source::PageSource;
+use crate::source::PAGE_SIZE;
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
 use core::ptr;
@@ -18,33 +18,42 @@ use dlmalloc::Dlmalloc;
 /// dlmalloc's malloc alignment: twice the pointer size (8 on wasm32).
 const MALLOC_ALIGN: usize = 2 * core::mem::size_of::<usize>();
 
-struct State<S, F> {
-    dl: Dlmalloc<PageBackend<S>>,
+struct State<B, F> {
+    dl: Dlmalloc<B>,
     front: F,
     /// The front serves new requests only until dlmalloc has first given out memory, as in
     /// Gear's dlmalloc fork (which checks for "no segment yet").
     front_open: bool,
 }
 
-/// The lab's allocator: dlmalloc on pages from `S`, with front `F`.
+/// The lab's allocator: dlmalloc on backend `B` (pages from a page source, at the backend's
+/// granularity), with front `F`.
 ///
 /// A heap must not move once it has served a request (dlmalloc's bins and the buffer's cells
 /// point into it): use it as a `static`, or in a `Box`.
-pub struct Heap<S, F> {
+pub struct Heap<B, F> {
     lock: Lock,
-    state: UnsafeCell<State<S, F>>,
+    state: UnsafeCell<State<B, F>>,
 }
 
 // SAFETY: every access to `state` happens under `lock` (a real lock wherever threads exist).
-unsafe impl<S: Send, F: Send> Sync for Heap<S, F> {}
+unsafe impl<B: Send, F: Send> Sync for Heap<B, F> {}
 
-impl<S, F: Front> Heap<S, F> {
-    /// A heap that has served nothing yet, with dlmalloc's default configuration.
-    pub const fn new(source: S) -> Self {
+impl<B: Backend, F: Front> Heap<B, F> {
+    /// A heap that has served nothing yet, with dlmalloc's default configuration apart from
+    /// the backend's granularity.
+    pub const fn new(backend: B) -> Self {
+        let mut dl = Dlmalloc::new_with_allocator(backend);
+        if B::GRANULARITY != PAGE_SIZE {
+            assert!(
+                dl.set_granularity(B::GRANULARITY),
+                "a granularity must be a power of two dlmalloc accepts"
+            );
+        }
         Heap {
             lock: Lock::new(),
             state: UnsafeCell::new(State {
-                dl: Dlmalloc::new_with_allocator(PageBackend::new(source)),
+                dl,
                 front: F::NEW,
                 front_open: F::ENABLED,
             }),
@@ -59,16 +68,16 @@ impl<S, F: Front> Heap<S, F> {
     }
 }
 
-impl<S: PageSource, F: Front> Heap<S, F> {
+impl<B: Backend, F: Front> Heap<B, F> {
     #[inline(always)]
-    fn with<R>(&self, f: impl FnOnce(&mut State<S, F>) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut State<B, F>) -> R) -> R {
         let _guard = self.lock.lock();
         // SAFETY: the lock makes this the only live reference to the state.
         f(unsafe { &mut *self.state.get() })
     }
 }
 
-impl<S: PageSource, F: Front> State<S, F> {
+impl<B: Backend, F: Front> State<B, F> {
     /// A block from the front while it is open, else from dlmalloc (closing the front once
     /// dlmalloc has given out memory). `zeroed` asks for cleared bytes.
     #[inline(always)]
@@ -147,7 +156,7 @@ impl<S: PageSource, F: Front> State<S, F> {
 // SAFETY: blocks come from the front's cells (each handed out once until freed) or from
 // dlmalloc, aligned as asked; frees and reallocs are routed to the part that gave them out.
 // Size-0 requests are served too (a unique pointer), beyond `GlobalAlloc`'s contract.
-unsafe impl<S: PageSource, F: Front> GlobalAlloc for Heap<S, F> {
+unsafe impl<B: Backend, F: Front> GlobalAlloc for Heap<B, F> {
     #[inline(never)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // The gate's test needs a build that is really worse: a few hundred more instructions a call.

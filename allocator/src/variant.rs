@@ -28,6 +28,9 @@ at_most_one_variant!(
     "doubled-buffer",
     "multi-buffers",
     "shipping",
+    "granularity-32k",
+    "granularity-16k",
+    "granularity-8k",
 );
 
 /// The cells of Gear's dlmalloc fork on wasm32: 8, 8, 48, 48 and 64 bytes.
@@ -73,11 +76,15 @@ impl CellLayout for MultiCells {
     feature = "no-buffer",
     feature = "doubled-buffer",
     feature = "multi-buffers",
-    feature = "shipping"
+    feature = "shipping",
+    feature = "granularity-32k",
+    feature = "granularity-16k",
+    feature = "granularity-8k",
 )))]
 mod active {
     use super::CurrentCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
+    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "static-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
     pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
@@ -86,6 +93,7 @@ mod active {
 #[cfg(feature = "no-buffer")]
 mod active {
     use crate::buffer::{CellClass, NoBuffer};
+    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "no-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
     pub type Front = NoBuffer;
@@ -95,6 +103,7 @@ mod active {
 mod active {
     use super::DoubledCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
+    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "doubled-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
     pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
@@ -104,14 +113,36 @@ mod active {
 mod active {
     use super::MultiCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
+    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "multi-buffers";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
     pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
 }
 
+/// The 2025 study's configurations: upstream dlmalloc without a buffer, asking Gear for
+/// memory in steps of 32, 16 or 8 KiB instead of whole 64 KiB pages (`no-buffer` is the
+/// 64 KiB row: dlmalloc's default).
+macro_rules! granularity_variant {
+    ($feature:literal, $kib:literal) => {
+        #[cfg(feature = $feature)]
+        mod active {
+            use crate::buffer::{CellClass, NoBuffer};
+            pub type Backend<S> = crate::backend::ExactBackend<S, { $kib * 1024 }>;
+            pub const ID: &str = $feature;
+            pub const CELLS: Option<&[CellClass]> = Some(&[]);
+            pub type Front = NoBuffer;
+        }
+    };
+}
+granularity_variant!("granularity-32k", 32);
+granularity_variant!("granularity-16k", 16);
+granularity_variant!("granularity-8k", 8);
+
 #[cfg(feature = "shipping")]
 mod active {
     use crate::buffer::CellClass;
+    /// gear-dlmalloc's own, fixed: one page.
+    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "shipping";
     /// gear-dlmalloc's cells exist but are private: its pointers cannot be told apart.
     pub const CELLS: Option<&[CellClass]> = None;
@@ -120,27 +151,37 @@ mod active {
 /// The lab's own variants: dlmalloc on Gear pages behind the variant's front.
 #[cfg(not(feature = "shipping"))]
 mod built {
-    use super::active::Front;
+    use super::active::{Backend, Front};
 
     /// The selected allocator on Gear.
     #[cfg(target_arch = "wasm32")]
-    pub type Selected = crate::heap::Heap<crate::source::GearPages, Front>;
+    pub type Selected = crate::heap::Heap<Backend<crate::source::GearPages>, Front>;
     /// The instance a `static` starts as.
     #[cfg(target_arch = "wasm32")]
     pub const fn selected() -> Selected {
-        crate::heap::Heap::new(crate::source::GearPages)
+        crate::heap::Heap::new(Backend::new(crate::source::GearPages))
     }
+
+    #[cfg(target_arch = "wasm32")]
+    type Pages = crate::source::GearPages;
+    #[cfg(not(target_family = "wasm"))]
+    type Pages = crate::source::HostPages;
+    /// The bytes dlmalloc takes from Gear at a time.
+    pub const GRANULARITY: usize = <Backend<Pages> as crate::backend::Backend>::GRANULARITY;
 
     /// The selected allocator on the host, over simulated Gear pages.
     #[cfg(not(target_family = "wasm"))]
-    pub type Host = crate::heap::Heap<crate::source::HostPages, Front>;
+    pub type Host = crate::heap::Heap<Backend<crate::source::HostPages>, Front>;
 
     #[cfg(not(target_family = "wasm"))]
     pub fn host(
         config: crate::source::HostConfig,
     ) -> (std::boxed::Box<Host>, Option<crate::source::HostPages>) {
         let pages = crate::source::HostPages::new(config);
-        (std::boxed::Box::new(Host::new(pages.clone())), Some(pages))
+        (
+            std::boxed::Box::new(Host::new(Backend::new(pages.clone()))),
+            Some(pages),
+        )
     }
 
     #[cfg(not(target_family = "wasm"))]
@@ -178,6 +219,15 @@ mod built {
 
 /// The id of the selected variant, as `variants/` names it.
 pub const ID: &str = active::ID;
+
+/// The bytes the selected variant's dlmalloc takes from Gear at a time (its granularity;
+/// gear-dlmalloc's is one page).
+#[cfg(not(feature = "shipping"))]
+pub const GRANULARITY: usize = built::GRANULARITY;
+/// The bytes the selected variant's dlmalloc takes from Gear at a time (its granularity;
+/// gear-dlmalloc's is one page).
+#[cfg(feature = "shipping")]
+pub const GRANULARITY: usize = crate::source::PAGE_SIZE;
 
 /// The static-buffer cells of the selected variant (empty without a buffer; `None` when they
 /// are not the lab's to inspect, as in `shipping`).

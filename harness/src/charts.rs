@@ -312,7 +312,9 @@ fn grouped_bars(
             .map_err(draw_err(path))?
             .label(label(variant.id))
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
-        if series.len() * groups.len() <= 30 {
+        // Value labels only where a bar is wide enough to hold one.
+        let bar_px = area.dim_in_pixel().0 as usize / (series.len() * groups.len()).max(1);
+        if bar_px >= 34 {
             chart
                 .draw_series(bars.iter().map(|&(x, v)| {
                     Text::new(

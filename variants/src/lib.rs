@@ -87,6 +87,30 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Cells of 8 B ×2, 16 B ×2, 32 B ×4, 48 B ×4, 64 B ×8, 256 B ×4 (the study's \
                   \"1, 2, 4, 6, 8, 32\" as multiples of the 8-byte alignment).",
     },
+    Variant {
+        id: "granularity-32k",
+        feature: "granularity-32k",
+        label: "granularity 32 KiB",
+        origin: Origin::Study2025,
+        summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 32 KiB steps \
+                  (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
+    },
+    Variant {
+        id: "granularity-16k",
+        feature: "granularity-16k",
+        label: "granularity 16 KiB",
+        origin: Origin::Study2025,
+        summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 16 KiB steps \
+                  (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
+    },
+    Variant {
+        id: "granularity-8k",
+        feature: "granularity-8k",
+        label: "granularity 8 KiB",
+        origin: Origin::Study2025,
+        summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 8 KiB steps \
+                  (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
+    },
 ];
 
 /// The id every other variant is compared with.
