@@ -141,8 +141,6 @@ granularity_variant!("granularity-8k", 8);
 #[cfg(feature = "shipping")]
 mod active {
     use crate::buffer::CellClass;
-    /// gear-dlmalloc's own, fixed: one page.
-    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "shipping";
     /// gear-dlmalloc's cells exist but are private: its pointers cannot be told apart.
     pub const CELLS: Option<&[CellClass]> = None;
