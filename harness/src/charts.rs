@@ -43,13 +43,6 @@ pub fn colour(variant: &str) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-fn label(variant: &str) -> &str {
-    VARIANTS
-        .iter()
-        .find(|v| v.id == variant)
-        .map_or(variant, |v| v.id)
-}
-
 /// What a chart shows.
 #[derive(Clone, Debug)]
 enum Kind {
@@ -310,7 +303,7 @@ fn grouped_bars(
                 Rectangle::new([(x + width * 0.05, 0.0), (x + width * 0.95, v)], c.filled())
             }))
             .map_err(draw_err(path))?
-            .label(label(variant.id))
+            .label(variant.id)
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
         // Value labels only where a bar is wide enough to hold one.
         let bar_px = area.dim_in_pixel().0 as usize / (series.len() * groups.len()).max(1);
@@ -644,7 +637,7 @@ fn per_message(messages: &[MessageRow], case: &str, backend: &str, path: &Path) 
                 c.stroke_width(1),
             ))
             .map_err(draw_err(path))?
-            .label(label(v.id))
+            .label(v.id)
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
     }
     chart
