@@ -5,7 +5,7 @@
 //! the axis, and comes from committed results alone, so `lab report` redraws them anywhere.
 
 use crate::report::Inputs;
-use crate::results::{MessageRow, OpRow, TotalRow};
+use crate::results::{headline_backend, nearest_rank, MessageRow, OpRow, TotalRow};
 use crate::trace::TraceRecord;
 use anyhow::{anyhow, Context, Result};
 use galloc_variants::{Variant, REFERENCE, VARIANTS};
@@ -177,15 +177,6 @@ fn load_font() -> Result<()> {
         })
         .clone()
         .map_err(|e| anyhow!(e))
-}
-
-/// The backend charts of gas use: gtest when it has results, else the first that does.
-fn headline_backend(totals: &[TotalRow]) -> Option<&str> {
-    totals
-        .iter()
-        .find(|t| t.backend == "gtest")
-        .or_else(|| totals.first())
-        .map(|t| t.backend.as_str())
 }
 
 fn unit_of<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
@@ -415,12 +406,6 @@ fn avg_per_op(ops: &[OpRow], case: &str, path: &Path) -> Result<()> {
     root.present().map_err(draw_err(path))
 }
 
-/// Nearest-rank percentile of sorted `v`.
-fn pct(v: &[u64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    v[rank.min(v.len()) - 1] as f64
-}
-
 /// `<case>-distribution.png`: per op, a box per variant of every call's fuel (p25–p75 box,
 /// median bar, p5–p95 whiskers, p99 dot, max cross), from the committed traces.
 fn distribution(
@@ -497,8 +482,8 @@ fn distribution(
         for (i, (v, costs)) in sets.iter().enumerate() {
             let c = colour(v.id);
             let x = i as f64;
-            let [p5, p25, p50, p75, p95, p99] =
-                [5.0, 25.0, 50.0, 75.0, 95.0, 99.0].map(|p| pct(costs, p));
+            let [p5, p25, p50, p75, p95, p99] = [5.0, 25.0, 50.0, 75.0, 95.0, 99.0]
+                .map(|p| nearest_rank(costs, p).expect("non-empty") as f64);
             let max = *costs.last().expect("non-empty") as f64;
             let line = c.stroke_width(2);
             chart

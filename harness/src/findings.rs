@@ -2,7 +2,7 @@
 //! with the tables it sits above.
 
 use crate::report::{thousands, Inputs};
-use crate::results::TotalRow;
+use crate::results::{headline_backend, TotalRow};
 use galloc_variants::REFERENCE;
 
 fn pct(value: u64, base: u64) -> f64 {
@@ -23,13 +23,7 @@ fn amount(v: u64) -> String {
 /// The findings paragraph (ends with a newline); empty results give a line saying so.
 pub fn paragraph(inputs: &Inputs) -> String {
     let totals = &inputs.totals;
-    // Gas where gtest ran, else whatever backend did.
-    let Some(backend) = totals
-        .iter()
-        .find(|t| t.backend == "gtest")
-        .or_else(|| totals.first())
-        .map(|t| t.backend.as_str())
-    else {
+    let Some(backend) = headline_backend(totals) else {
         return "No results yet: run `just compare`.\n".into();
     };
     let mut sentences: Vec<String> = Vec::new();

@@ -3,7 +3,9 @@
 
 use crate::backend::{BackendKind, Unit};
 use crate::build::{build, Artifact, BuildRequest, PostProcess};
-use crate::results::{round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow};
+use crate::results::{
+    nearest_rank, round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
+};
 use crate::run::{run_case, CaseRun, ProbeReads};
 use crate::scenario::Scenario;
 use crate::wasm::inspect;
@@ -251,9 +253,7 @@ pub fn case_rows(
             let mut costs = m.probe.call_costs(op);
             costs.sort_unstable();
             let percentile = |p: f64| -> Option<u64> {
-                // Nearest rank: the smallest cost at or above p% of the calls.
-                let rank = ((p / 100.0) * costs.len() as f64).ceil() as usize;
-                (m.backend.records_calls() && !costs.is_empty()).then(|| costs[rank.max(1) - 1])
+                nearest_rank(&costs, p).filter(|_| m.backend.records_calls())
             };
             OpRow {
                 backend: m.backend.name().into(),

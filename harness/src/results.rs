@@ -193,6 +193,23 @@ pub struct AgreementRow {
     pub page_gas_weight: f64,
 }
 
+/// Nearest-rank percentile of `sorted` (ascending): the smallest value at or above `p`% of
+/// them; `None` when there are none.
+pub fn nearest_rank(sorted: &[u64], p: f64) -> Option<u64> {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted.get(rank.clamp(1, sorted.len().max(1)) - 1).copied()
+}
+
+/// The backend whose costs are gas, for headline figures: gtest where it ran, else the first
+/// backend with results.
+pub fn headline_backend(totals: &[TotalRow]) -> Option<&str> {
+    totals
+        .iter()
+        .find(|t| t.backend == "gtest")
+        .or_else(|| totals.first())
+        .map(|t| t.backend.as_str())
+}
+
 /// Rounds a percentage for results files: fixed decimals keep reruns byte-identical.
 pub fn round(value: f64, decimals: i32) -> f64 {
     let scale = 10f64.powi(decimals);
