@@ -25,6 +25,10 @@ compare variants="all" cases="default" backends="wasmtime,gtest": (sizes variant
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run -q --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
+# Measure another gstd program (its crate directory) with a scenario file, built once per variant without editing the crate; writes target/lab/programs/<scenario name>/ (README.md, CSVs, charts). Example: `just program contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
+program crate scenario variants="all" backends="wasmtime,gtest": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- measure --program {{crate}} --scenario {{scenario}} --variants {{variants}} --backends {{backends}}
+
 # The regression gate: measure into target/lab/check, then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
 check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": setup
     rm -rf target/lab/check

@@ -41,18 +41,20 @@ impl<S> PageBackend<S> {
             tail_taken: Cell::new(false),
         }
     }
+
+    /// A backend that leaves the heap-base tail to someone else (the lab's slab front).
+    pub const fn without_tail(source: S) -> Self {
+        PageBackend {
+            source,
+            tail_taken: Cell::new(true),
+        }
+    }
 }
 
 impl<S: PageSource> PageBackend<S> {
     /// The unused tail of `__heap_base`'s page, aligned for dlmalloc: `(start, bytes)`.
     fn heap_tail(&self) -> (*mut u8, usize) {
-        let base = self.source.heap_base();
-        let start = base.wrapping_add(base.align_offset(REGION_ALIGN));
-        let page_end = self.source.page_addr(self.source.page_of(base) + 1);
-        if (base as usize).is_multiple_of(PAGE_SIZE) || start >= page_end {
-            return (ptr::null_mut(), 0);
-        }
-        (start, page_end as usize - start as usize)
+        crate::source::heap_tail(&self.source, REGION_ALIGN)
     }
 
     /// Releases the whole pages inside `start..start + len`; `true` if any page went back.

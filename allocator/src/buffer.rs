@@ -60,6 +60,11 @@ pub trait Front {
     const NEW: Self;
     /// Whether this front can ever serve a request (lets the heap skip it at compile time).
     const ENABLED: bool;
+    /// Whether it keeps serving once dlmalloc has memory (the 2023 study's buffers close:
+    /// they only serve while the heap is empty, as Gear's dlmalloc fork does).
+    const STAYS_OPEN: bool = false;
+    /// Whether it serves from the heap-base tail on Gear, so the heap behind must not.
+    const TAKES_TAIL: bool = false;
 
     /// A free cell for `size` bytes at `align`, marked used, or `None`.
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>>;

@@ -68,6 +68,14 @@ impl<B: Backend, F: Front> Heap<B, F> {
     }
 }
 
+impl<B: Backend, F: Front> crate::variant::Composed for Heap<B, F> {
+    const GRANULARITY: usize = B::GRANULARITY;
+    const FRONT_TAKES_TAIL: bool = F::TAKES_TAIL;
+    fn in_buffer(&self, ptr: *const u8) -> bool {
+        Heap::in_buffer(self, ptr)
+    }
+}
+
 impl<B: Backend, F: Front> Heap<B, F> {
     #[inline(always)]
     fn with<R>(&self, f: impl FnOnce(&mut State<B, F>) -> R) -> R {
@@ -100,7 +108,7 @@ impl<B: Backend, F: Front> State<B, F> {
                 self.dl.malloc(size, align)
             }
         };
-        if F::ENABLED && !block.is_null() {
+        if F::ENABLED && !F::STAYS_OPEN && !block.is_null() {
             self.front_open = false;
         }
         block

@@ -11,7 +11,11 @@
 //! - [`backend`]: `dlmalloc`'s platform boundary implemented over any page source, reusing the
 //!   part of `__heap_base`'s page that static data leaves free.
 //! - [`buffer`]: the static-buffer front of Gear's dlmalloc fork, with configurable cells.
-//! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front.
+//! - [`slab`]: the lab's own front, small-block slabs with out-of-band metadata.
+//! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front; [`fronted`]: a front before
+//!   any other allocator.
+//! - [`bump`]: the floor, a bump allocator that never frees.
+//! - [`others`]: allocators other ecosystems pick (talc, rlsf), on the same page source.
 //! - [`variant`]: which composition each cargo feature selects.
 //! - [`probe`]: a gas probe around any `GlobalAlloc` (feature `probe`).
 #![no_std]
@@ -22,12 +26,16 @@ extern crate std;
 
 pub mod backend;
 pub mod buffer;
+pub mod bump;
+pub mod fronted;
 pub mod heap;
 mod lock;
+pub mod others;
 pub mod prelude;
 pub mod probe;
 #[cfg(feature = "shipping")]
 mod shipping;
+pub mod slab;
 pub mod source;
 pub mod variant;
 

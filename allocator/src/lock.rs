@@ -60,3 +60,35 @@ impl Drop for Guard<'_> {
         self.lock.held.store(false, Ordering::Release);
     }
 }
+
+/// A value only reached under a [`Lock`]: the state of an allocator behind `&self`.
+pub struct Locked<T> {
+    lock: Lock,
+    value: core::cell::UnsafeCell<T>,
+}
+
+// SAFETY: every access to `value` happens under `lock` (a real lock wherever threads exist).
+unsafe impl<T: Send> Sync for Locked<T> {}
+
+impl<T> Locked<T> {
+    /// `value`, unlocked.
+    pub const fn new(value: T) -> Self {
+        Locked {
+            lock: Lock::new(),
+            value: core::cell::UnsafeCell::new(value),
+        }
+    }
+
+    /// Runs `f` with the only live reference to the value.
+    #[inline(always)]
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let _guard = self.lock();
+        // SAFETY: the lock makes this the only live reference to the value.
+        f(unsafe { &mut *self.value.get() })
+    }
+
+    #[inline(always)]
+    fn lock(&self) -> Guard<'_> {
+        self.lock.lock()
+    }
+}

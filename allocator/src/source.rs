@@ -42,3 +42,16 @@ pub unsafe trait PageSource: Send {
     /// The number of the page holding `addr`.
     fn page_of(&self, addr: *const u8) -> u32;
 }
+
+/// The part of `__heap_base`'s page that static data leaves free, from its first
+/// `align`-aligned byte: `(start, bytes)`, or `(null, 0)` when there is none.
+#[inline]
+pub fn heap_tail<S: PageSource>(source: &S, align: usize) -> (*mut u8, usize) {
+    let base = source.heap_base();
+    let start = base.wrapping_add(base.align_offset(align));
+    let page_end = source.page_addr(source.page_of(base) + 1);
+    if (base as usize).is_multiple_of(PAGE_SIZE) || start >= page_end {
+        return (core::ptr::null_mut(), 0);
+    }
+    (start, page_end as usize - start as usize)
+}

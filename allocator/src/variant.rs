@@ -6,6 +6,39 @@
 //! with default features on, and a variant in `default` could never be switched off.
 
 use crate::buffer::{CellClass, CellLayout};
+use core::alloc::GlobalAlloc;
+
+/// What the lab reads off every allocator it composes, beyond `GlobalAlloc`.
+pub trait Composed: GlobalAlloc {
+    /// The smallest step its memory grows by, in bytes (a power of two): dlmalloc's
+    /// granularity; 1 for the allocators that take just what a request needs (the heap-base
+    /// tail first, then whole pages).
+    const GRANULARITY: usize;
+    /// Whether freed memory is handed out again (`false` only for the never-freeing floor).
+    const REUSES: bool = true;
+    /// Whether pages go back to Gear once the memory on them is freed.
+    const RETURNS_PAGES: bool = true;
+    /// Whether a front has the heap-base tail on Gear (the slabs), not the heap behind it.
+    const FRONT_TAKES_TAIL: bool = false;
+    /// Whether `ptr` is a cell of a static buffer in front of the allocator.
+    fn in_buffer(&self, _ptr: *const u8) -> bool {
+        false
+    }
+}
+
+/// The items of an `active` module whose allocator is the lab's dlmalloc heap on `$backend`
+/// behind `$front`.
+#[allow(unused_macros, reason = "bump and shipping are not dlmalloc heaps")]
+macro_rules! heap {
+    ($backend:ty, $front:ty) => {
+        /// The variant's allocator over pages of `S`.
+        pub type Alloc<S> = crate::heap::Heap<$backend, $front>;
+        /// The variant's allocator over `source`, having served nothing.
+        pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
+            crate::heap::Heap::new(<$backend>::new(source))
+        }
+    };
+}
 
 /// Fails the build, naming both features, when two variant features are on.
 macro_rules! at_most_one_variant {
@@ -31,6 +64,11 @@ at_most_one_variant!(
     "granularity-32k",
     "granularity-16k",
     "granularity-8k",
+    "bump",
+    "talc",
+    "rlsf",
+    "slabs",
+    "lab",
 );
 
 /// The cells of Gear's dlmalloc fork on wasm32: 8, 8, 48, 48 and 64 bytes.
@@ -80,43 +118,44 @@ impl CellLayout for MultiCells {
     feature = "granularity-32k",
     feature = "granularity-16k",
     feature = "granularity-8k",
+    feature = "bump",
+    feature = "talc",
+    feature = "rlsf",
+    feature = "slabs",
+    feature = "lab",
 )))]
 mod active {
     use super::CurrentCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
-    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "static-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
+    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 #[cfg(feature = "no-buffer")]
 mod active {
     use crate::buffer::{CellClass, NoBuffer};
-    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "no-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
-    pub type Front = NoBuffer;
+    heap!(crate::backend::PageBackend<S>, NoBuffer);
 }
 
 #[cfg(feature = "doubled-buffer")]
 mod active {
     use super::DoubledCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
-    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "doubled-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
+    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 #[cfg(feature = "multi-buffers")]
 mod active {
     use super::MultiCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
-    pub type Backend<S> = crate::backend::PageBackend<S>;
     pub const ID: &str = "multi-buffers";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    pub type Front = StaticBuffer<Cells, { Cells::BYTES }>;
+    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 /// The 2025 study's configurations: upstream dlmalloc without a buffer, asking Gear for
@@ -127,16 +166,88 @@ macro_rules! granularity_variant {
         #[cfg(feature = $feature)]
         mod active {
             use crate::buffer::{CellClass, NoBuffer};
-            pub type Backend<S> = crate::backend::ExactBackend<S, { $kib * 1024 }>;
             pub const ID: &str = $feature;
             pub const CELLS: Option<&[CellClass]> = Some(&[]);
-            pub type Front = NoBuffer;
+            heap!(crate::backend::ExactBackend<S, { $kib * 1024 }>, NoBuffer);
         }
     };
 }
 granularity_variant!("granularity-32k", 32);
 granularity_variant!("granularity-16k", 16);
 granularity_variant!("granularity-8k", 8);
+
+/// The lab's design: dlmalloc behind small-block slabs with out-of-band metadata.
+#[cfg(feature = "slabs")]
+mod active {
+    use crate::buffer::CellClass;
+    pub const ID: &str = "slabs";
+    /// Slab slots are not the static buffer's fixed cells.
+    pub const CELLS: Option<&[CellClass]> = None;
+    /// The variant's allocator over pages of `S`.
+    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S>, crate::slab::Slabs>;
+    /// The variant's allocator over `source`, having served nothing: the heap-base tail
+    /// is the slabs', in the static-data page every message touches anyway.
+    pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
+        crate::heap::Heap::new(crate::backend::PageBackend::without_tail(source))
+    }
+}
+
+/// The lab's design: the slabs before talc (smaller code than dlmalloc).
+#[cfg(feature = "lab")]
+mod active {
+    use crate::buffer::CellClass;
+    pub const ID: &str = "lab";
+    /// Slab slots are not the static buffer's fixed cells.
+    pub const CELLS: Option<&[CellClass]> = None;
+    /// The variant's allocator over pages of `S`.
+    pub type Alloc<S> = crate::fronted::Fronted<crate::slab::Slabs, crate::others::talc::Talc<S>>;
+    /// The variant's allocator over `source`, having served nothing: the heap-base tail is
+    /// the slabs' (sharing it, slabs first and talc after, measured worse on nft-stress).
+    pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
+        crate::fronted::Fronted::new(crate::others::talc::Talc::without_tail(source))
+    }
+}
+
+/// The items of an `active` module whose allocator works on the page source itself: the type
+/// at `crate::$path`.
+#[allow(
+    unused_macros,
+    reason = "only the variants that are not dlmalloc heaps use it"
+)]
+macro_rules! direct {
+    ($($path:ident)::+) => {
+        /// The variant's allocator over pages of `S`.
+        pub type Alloc<S> = crate::$($path)::+<S>;
+        /// The variant's allocator over `source`, having served nothing.
+        pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
+            <Alloc<S>>::new(source)
+        }
+    };
+}
+
+/// The floor: a bump allocator that never frees.
+#[cfg(feature = "bump")]
+mod active {
+    pub const ID: &str = "bump";
+    pub const CELLS: Option<&[crate::buffer::CellClass]> = Some(&[]);
+    direct!(bump::Bump);
+}
+
+/// talc 5, through its memory-source hook.
+#[cfg(feature = "talc")]
+mod active {
+    pub const ID: &str = "talc";
+    pub const CELLS: Option<&[crate::buffer::CellClass]> = Some(&[]);
+    direct!(others::talc::Talc);
+}
+
+/// rlsf (TLSF), through its memory-source hook.
+#[cfg(feature = "rlsf")]
+mod active {
+    pub const ID: &str = "rlsf";
+    pub const CELLS: Option<&[crate::buffer::CellClass]> = Some(&[]);
+    direct!(others::rlsf::Rlsf);
+}
 
 #[cfg(feature = "shipping")]
 mod active {
@@ -146,30 +257,37 @@ mod active {
     pub const CELLS: Option<&[CellClass]> = None;
 }
 
-/// The lab's own variants: dlmalloc on Gear pages behind the variant's front.
+/// The lab's own variants: the active module's allocator on Gear pages.
 #[cfg(not(feature = "shipping"))]
 mod built {
-    use super::active::{Backend, Front};
+    use super::active::{self, Alloc};
+    use super::Composed;
 
     /// The selected allocator on Gear.
     #[cfg(target_arch = "wasm32")]
-    pub type Selected = crate::heap::Heap<Backend<crate::source::GearPages>, Front>;
+    pub type Selected = Alloc<crate::source::GearPages>;
     /// The instance a `static` starts as.
     #[cfg(target_arch = "wasm32")]
     pub const fn selected() -> Selected {
-        crate::heap::Heap::new(Backend::new(crate::source::GearPages))
+        active::new(crate::source::GearPages)
     }
 
     #[cfg(target_arch = "wasm32")]
     type Pages = crate::source::GearPages;
     #[cfg(not(target_family = "wasm"))]
     type Pages = crate::source::HostPages;
-    /// The bytes dlmalloc takes from Gear at a time.
-    pub const GRANULARITY: usize = <Backend<Pages> as crate::backend::Backend>::GRANULARITY;
+    /// The bytes the allocator takes from Gear at a time.
+    pub const GRANULARITY: usize = <Alloc<Pages> as Composed>::GRANULARITY;
+    /// Whether freed memory is handed out again.
+    pub const REUSES: bool = <Alloc<Pages> as Composed>::REUSES;
+    /// Whether pages go back to Gear once the memory on them is freed.
+    pub const RETURNS_PAGES: bool = <Alloc<Pages> as Composed>::RETURNS_PAGES;
+    /// Whether a front has the heap-base tail on Gear, not the heap behind it.
+    pub const FRONT_TAKES_TAIL: bool = <Alloc<Pages> as Composed>::FRONT_TAKES_TAIL;
 
     /// The selected allocator on the host, over simulated Gear pages.
     #[cfg(not(target_family = "wasm"))]
-    pub type Host = crate::heap::Heap<Backend<crate::source::HostPages>, Front>;
+    pub type Host = Alloc<crate::source::HostPages>;
 
     #[cfg(not(target_family = "wasm"))]
     pub fn host(
@@ -177,14 +295,14 @@ mod built {
     ) -> (std::boxed::Box<Host>, Option<crate::source::HostPages>) {
         let pages = crate::source::HostPages::new(config);
         (
-            std::boxed::Box::new(Host::new(Backend::new(pages.clone()))),
+            std::boxed::Box::new(active::new(pages.clone())),
             Some(pages),
         )
     }
 
     #[cfg(not(target_family = "wasm"))]
     pub fn in_buffer(host: &Host, ptr: *const u8) -> Option<bool> {
-        Some(host.in_buffer(ptr))
+        Some(Composed::in_buffer(host, ptr))
     }
 }
 
@@ -226,6 +344,27 @@ pub const GRANULARITY: usize = built::GRANULARITY;
 /// gear-dlmalloc's is one page).
 #[cfg(feature = "shipping")]
 pub const GRANULARITY: usize = crate::source::PAGE_SIZE;
+
+/// Whether the selected variant hands freed memory out again (only the `bump` floor does not).
+#[cfg(not(feature = "shipping"))]
+pub const REUSES: bool = built::REUSES;
+/// Whether the selected variant hands freed memory out again (only the `bump` floor does not).
+#[cfg(feature = "shipping")]
+pub const REUSES: bool = true;
+
+/// Whether the selected variant gives pages back to Gear once the memory on them is freed.
+#[cfg(not(feature = "shipping"))]
+pub const RETURNS_PAGES: bool = built::RETURNS_PAGES;
+/// Whether the selected variant gives pages back to Gear once the memory on them is freed.
+#[cfg(feature = "shipping")]
+pub const RETURNS_PAGES: bool = true;
+
+/// Whether a front of the selected variant has the heap-base tail on Gear (the slabs).
+#[cfg(not(feature = "shipping"))]
+pub const FRONT_TAKES_TAIL: bool = built::FRONT_TAKES_TAIL;
+/// Whether a front of the selected variant has the heap-base tail on Gear (the slabs).
+#[cfg(feature = "shipping")]
+pub const FRONT_TAKES_TAIL: bool = false;
 
 /// The static-buffer cells of the selected variant (empty without a buffer; `None` when they
 /// are not the lab's to inspect, as in `shipping`).

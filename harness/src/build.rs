@@ -50,6 +50,9 @@ pub struct BuildRequest<'a> {
     /// More `galloc` features, comma-separated ("" for none): not variants, but switches a
     /// maintainer (or the gate's own test, with `gate-canary`) adds to a variant.
     pub extra_features: &'a str,
+    /// A program outside the lab's workspace (`package` is then its package name), built
+    /// through a `galloc` patch ([`crate::external`]); `None` for the lab's own contracts.
+    pub external: Option<&'a crate::external::Program>,
 }
 
 impl BuildRequest<'_> {
@@ -89,15 +92,11 @@ pub struct Artifact {
 /// Builds `req` with [`PROFILE`] for [`TARGET`] and collects (and post-processes) the `.wasm`.
 pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
-    let target_dir = ws.target_dir(&config);
-    let mut features = format!("galloc/{}", req.variant.feature);
+    let mut galloc_features = vec![req.variant.feature];
     if req.probe {
-        features.push_str(",galloc/probe");
+        galloc_features.push("probe");
     }
-    for f in req.extra_features.split(',').filter(|f| !f.is_empty()) {
-        features.push_str(",galloc/");
-        features.push_str(f);
-    }
+    galloc_features.extend(req.extra_features.split(',').filter(|f| !f.is_empty()));
     let cargo_home = std::env::var("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cargo")))
@@ -108,33 +107,49 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     ]
     .join(" ");
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.current_dir(ws.root())
-        .args([
-            "rustc",
-            "--profile",
-            PROFILE,
-            "--quiet",
-            "--locked",
-            "--lib",
-        ])
-        .args([
-            "--package",
-            req.package,
-            "--target",
-            TARGET,
-            "--features",
-            &features,
-        ])
-        .arg("--target-dir")
+    cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
+        .args(["--target", TARGET]);
+    let target_dir = match req.external {
+        None => {
+            let features: Vec<String> = galloc_features
+                .iter()
+                .map(|f| format!("galloc/{f}"))
+                .collect();
+            cmd.current_dir(ws.root())
+                .args(["--locked", "--package", req.package])
+                .args(["--features", &features.join(",")]);
+            ws.target_dir(&config)
+        }
+        Some(program) => {
+            let galloc = crate::external::galloc_manifest(ws, &config, &galloc_features)?;
+            let dir = program.manifest.parent().unwrap_or(ws.root());
+            cmd.current_dir(dir)
+                .arg("--manifest-path")
+                .arg(&program.manifest)
+                .arg("--config")
+                .arg(format!(
+                    "patch.crates-io.galloc.path={:?}",
+                    galloc.display().to_string()
+                ))
+                .args(crate::external::profile_config(ws, PROFILE)?);
+            ws.target_dir(&format!("external/{}/{config}", req.package))
+        }
+    };
+    cmd.arg("--target-dir")
         .arg(&target_dir)
         .arg("--")
         .args(builder_rustc_flags()?)
         .env("RUSTFLAGS", remap)
         .env("GALLOC_LAYOUT_PAD", req.layout_pad.to_string())
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
-    let out = cmd
-        .output()
-        .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))?;
+    let mut run = || {
+        cmd.output()
+            .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))
+    };
+    let out = match req.external {
+        None => run()?,
+        Some(program) => program.keeping_lock_file(run)?,
+    };
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let hint = if stderr.contains("target may not be installed")
@@ -150,7 +165,10 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             stderr.trim_end()
         );
     }
-    let file = format!("{}.wasm", req.package.replace('-', "_"));
+    let file = match req.external {
+        None => format!("{}.wasm", req.package.replace('-', "_")),
+        Some(program) => format!("{}.wasm", program.lib_name),
+    };
     let built = target_dir.join(TARGET).join(PROFILE).join(&file);
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;

@@ -23,8 +23,9 @@ const FONT: &str = "sans-serif";
 const W: u32 = 1400;
 const H: u32 = 800;
 
-/// One colour per variant, by registry position (Tableau 10; the reference is first, grey).
-const PALETTE: [RGBColor; 10] = [
+/// One colour per variant, by registry position (Tableau 10, then dark shades for the rest;
+/// the reference is first, grey). A test keeps it at least as long as the registry.
+const PALETTE: [RGBColor; 16] = [
     RGBColor(110, 110, 110),
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -35,6 +36,12 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(227, 119, 194),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 100, 0),
+    RGBColor(0, 0, 0),
+    RGBColor(128, 128, 0),
+    RGBColor(0, 128, 128),
 ];
 
 /// A variant's colour in every chart.
@@ -700,4 +707,22 @@ fn running(points: &[(u64, u64)]) -> Vec<u64> {
             Some(*acc)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_variant_has_a_colour_of_its_own() {
+        assert!(super::PALETTE.len() >= galloc_variants::VARIANTS.len());
+        let mut seen: Vec<(u8, u8, u8)> = galloc_variants::VARIANTS
+            .iter()
+            .map(|v| {
+                let c = super::colour(v.id);
+                (c.0, c.1, c.2)
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), galloc_variants::VARIANTS.len());
+    }
 }

@@ -3,7 +3,7 @@
 
 use crate::report::{thousands, Inputs};
 use crate::results::{headline_backend, TotalRow};
-use galloc_variants::REFERENCE;
+use galloc_variants::{FLOOR, REFERENCE};
 
 fn pct(value: u64, base: u64) -> f64 {
     100.0 * (value as f64 / base as f64 - 1.0)
@@ -84,6 +84,19 @@ pub fn paragraph(inputs: &Inputs) -> String {
                 pct(alloc.allocator, reference.allocator)
             )
         };
+        let floor = rows
+            .iter()
+            .find(|t| t.variant == FLOOR)
+            .filter(|_| reference.allocator > 0)
+            .map(|f| {
+                format!(
+                    "; the floor ({FLOOR}, never frees) spends {:+.2}% allocator {unit} and \
+                     {:+.2}% total against {REFERENCE}",
+                    pct(f.allocator, reference.allocator),
+                    pct(f.total, reference.total)
+                )
+            })
+            .unwrap_or_default();
         let pages = inputs
             .pages
             .iter()
@@ -117,7 +130,9 @@ pub fn paragraph(inputs: &Inputs) -> String {
             thousands(code_hi),
             thousands(reference.code_bytes)
         );
-        sentences.push(format!("{total}{allocator}{pages}{agreement}{code}."));
+        sentences.push(format!(
+            "{total}{allocator}{floor}{pages}{agreement}{code}."
+        ));
     }
     if sentences.is_empty() {
         return format!("No case has a {REFERENCE} row to compare with.\n");

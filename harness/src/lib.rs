@@ -22,6 +22,7 @@ pub mod backend;
 pub mod build;
 pub mod cache;
 pub mod charts;
+pub mod external;
 pub mod findings;
 pub mod gate;
 pub mod measure;

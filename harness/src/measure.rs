@@ -36,13 +36,15 @@ impl Builds {
         variant: &'static Variant,
         log: impl Fn(&str),
     ) -> Result<Self> {
-        Self::with_features(ws, package, variant, "", log)
+        Self::with_features(ws, package, None, variant, "", log)
     }
 
-    /// [`Builds::new`] with more `galloc` features on every build ([`BuildRequest`]).
+    /// [`Builds::new`] with more `galloc` features on every build, and for a program outside
+    /// the lab's workspace when `external` is given ([`BuildRequest`]).
     pub fn with_features(
         ws: &Workspace,
         package: &'static str,
+        external: Option<&crate::external::Program>,
         variant: &'static Variant,
         extra_features: &str,
         log: impl Fn(&str),
@@ -55,6 +57,7 @@ impl Builds {
                 post: PostProcess::Gear,
                 layout_pad,
                 extra_features,
+                external,
             };
             log(&format!("building {package} for {}", req.config()));
             let artifact = build(ws, req)?;

@@ -6,7 +6,7 @@ use crate::results::{
 };
 use crate::trace::{self, TraceRecord};
 use anyhow::Result;
-use galloc_variants::REFERENCE;
+use galloc_variants::{FLOOR, REFERENCE};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -97,19 +97,22 @@ impl Inputs {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "| backend | case | variant | messages | total | total vs {REFERENCE} | allocator | allocator vs {REFERENCE} | unit | share | pages | code bytes |"
+            "| backend | case | variant | messages | total | total vs {REFERENCE} | allocator | allocator vs {REFERENCE} | allocator vs {FLOOR} | unit | share | pages | code bytes |"
         );
         let _ = writeln!(
             out,
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
         );
         for t in totals {
-            let reference = totals
-                .iter()
-                .find(|r| r.backend == t.backend && r.case == t.case && r.variant == REFERENCE);
+            let of = |variant: &str| {
+                totals
+                    .iter()
+                    .find(|r| r.backend == t.backend && r.case == t.case && r.variant == variant)
+            };
+            let (reference, floor) = (of(REFERENCE), of(FLOOR));
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
                 t.backend,
                 t.case,
                 t.variant,
@@ -118,6 +121,7 @@ impl Inputs {
                 versus(t.total, reference.map(|r| r.total)),
                 thousands(t.allocator),
                 versus(t.allocator, reference.map(|r| r.allocator)),
+                times(t.allocator, floor.map(|r| r.allocator)),
                 t.unit,
                 t.allocator_share_pct,
                 self.pages_touched(&t.case, &t.variant)
@@ -141,6 +145,21 @@ pub(crate) fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// `value` as a multiple of `floor`: 1.0× is the floor itself.
+fn times(value: u64, floor: Option<u64>) -> String {
+    match floor {
+        Some(base) if base > 0 => {
+            let x = value as f64 / base as f64;
+            if x < 100.0 {
+                format!("{x:.1}×")
+            } else {
+                format!("{x:.0}×")
+            }
+        }
+        _ => "n/a".into(),
+    }
 }
 
 fn versus(value: u64, reference: Option<u64>) -> String {
@@ -256,7 +275,9 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
     let _ = writeln!(
         out,
         "`pages`: 16 KiB pages the plain build's messages touched above the stack (first read, \
-         first written, read then written; counted by the wasmtime meter), summed over the case.\n"
+         first written, read then written; counted by the wasmtime meter), summed over the case. `allocator vs {FLOOR}`: the distance \
+         to the floor, as a multiple of the allocator cost of a bump allocator that never frees \
+         (the least allocator work per call; what it costs instead is pages, in `total`).\n"
     );
     out.push_str(&inputs.summary());
     let charts = crate::charts::plan(inputs);

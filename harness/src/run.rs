@@ -86,6 +86,7 @@ fn delta(before: &ProbeStats, after: &ProbeStats) -> ([u64; 4], [u64; 4]) {
 fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) -> Result<()> {
     let ok = match expect {
         Expect::Reply(bytes) => !outcome.failed && &outcome.reply == bytes,
+        Expect::Success => !outcome.failed,
         Expect::Failure => outcome.failed,
     };
     if !ok {
@@ -94,6 +95,7 @@ fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) 
             scenario.case,
             match expect {
                 Expect::Reply(b) => format!("reply 0x{}", hex(b)),
+                Expect::Success => "a successful execution".to_owned(),
                 Expect::Failure => "a failed execution".to_owned(),
             },
             if outcome.failed {

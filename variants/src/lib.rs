@@ -16,6 +16,8 @@ pub enum Origin {
     Study2023,
     /// The 2025 upstream-dlmalloc study.
     Study2025,
+    /// What other chains' and Wasm toolchains' contracts ship.
+    Elsewhere,
     /// Designed in this lab.
     Lab,
 }
@@ -26,6 +28,7 @@ impl fmt::Display for Origin {
             Origin::Shipping => "shipping",
             Origin::Study2023 => "2023 study",
             Origin::Study2025 => "2025 study",
+            Origin::Elsewhere => "other chains",
             Origin::Lab => "lab",
         })
     }
@@ -111,10 +114,56 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 8 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
     },
+    Variant {
+        id: "bump",
+        feature: "bump",
+        label: "bump (never frees)",
+        origin: Origin::Elsewhere,
+        summary: "The floor: a bump allocator that never frees, as ink! and most other chains \
+                  ship; the least work per call, paid for in pages.",
+    },
+    Variant {
+        id: "talc",
+        feature: "talc",
+        label: "talc 5",
+        origin: Origin::Elsewhere,
+        summary: "talc 5.1 from crates.io (the allocator talc's authors offer for Wasm), through \
+                  its memory-source hook on Gear pages instead of `memory.grow`.",
+    },
+    Variant {
+        id: "rlsf",
+        feature: "rlsf",
+        label: "rlsf (TLSF)",
+        origin: Origin::Elsewhere,
+        summary: "rlsf 0.2 from crates.io (two-level segregated fit, constant-time), through its \
+                  memory-source hook on Gear pages instead of `memory.grow`.",
+    },
+    Variant {
+        id: "slabs",
+        feature: "slabs",
+        label: "slabs (lab)",
+        origin: Origin::Lab,
+        summary: "Upstream dlmalloc behind small-block slabs: 16/32/64 B slots in 1 KiB runs \
+                  carved lowest first from the heap-base tail, with the used-slot bitmaps in the \
+                  allocator's state, not in the heap: a small malloc or free touches no heap \
+                  page.",
+    },
+    Variant {
+        id: "lab",
+        feature: "lab",
+        label: "lab: slabs + talc",
+        origin: Origin::Lab,
+        summary: "The lab's design: the `slabs` front (in the heap-base tail) before talc \
+                  instead of dlmalloc, whose code is about 4 KB smaller.",
+    },
 ];
 
 /// The id every other variant is compared with.
 pub const REFERENCE: &str = "shipping";
+
+/// The floor: the least allocator work possible per call; reports show each variant's
+/// distance to it.
+pub const FLOOR: &str = "bump";
 
 /// The variant used when no variant feature is enabled.
 pub const DEFAULT: &str = "static-buffer";

@@ -51,6 +51,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 post: PostProcess::Gear,
                 layout_pad: 0,
                 extra_features: "",
+                external: None,
             };
             let code = build(ws, req)?.bytes;
             // Each run starts from a fresh backend, as `lab measure` does: setup counts.

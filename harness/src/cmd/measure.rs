@@ -1,10 +1,11 @@
 //! `lab measure`: every case × variant on the chosen backends; writes the results files and
 //! the report.
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use galloc_lab::agreement::{agreement, Pair};
 use galloc_lab::backend::BackendKind;
 use galloc_lab::cache::RunCache;
+use galloc_lab::external::Program;
 use galloc_lab::measure::{
     case_rows, measure_case, message_rows, pages_row, validate, Builds, CaseMeasurement,
 };
@@ -45,6 +46,14 @@ pub struct Args {
     /// The results then describe a modified allocator, so they need `--out`.
     #[arg(long, default_value = "")]
     allocator_features: String,
+    /// Measure another gstd program instead of the lab's cases: its crate directory (or
+    /// `Cargo.toml`). Needs `--scenario`; built per variant without editing the crate.
+    #[arg(long, requires = "scenario")]
+    program: Option<std::path::PathBuf>,
+    /// The messages for `--program`: JSON, or text lines of SCALE hex (README: "Measuring
+    /// another program"). Its file stem names the case.
+    #[arg(long, requires = "program")]
+    scenario: Option<std::path::PathBuf>,
 }
 
 /// Everything measured in this run, by (backend, case, variant).
@@ -54,8 +63,38 @@ type Measured<'a> =
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
     let backends = BackendKind::select(&args.backends)?;
-    let scenarios: Vec<Scenario> = cases.iter().map(|c| (c.make)()).collect();
     check_extra_features(&args)?;
+    let (external, scenarios) = match (&args.program, &args.scenario) {
+        (Some(program), Some(file)) => {
+            if args.selection.cases != "default" {
+                bail!("--cases selects the lab's own cases; with --program the scenario file is the case");
+            }
+            let program = Program::at(program)?;
+            let case = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .filter(|s| !s.is_empty())
+                .with_context(|| format!("{}: no file name to name the case", file.display()))?;
+            if scenario::CASES.iter().any(|c| c.id == case) {
+                bail!(
+                    "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
+                    file.display()
+                );
+            }
+            let case: &'static str = Box::leak(case.to_owned().into_boxed_str());
+            let s = Scenario::read(file, case, &program)?;
+            (Some(program), vec![s])
+        }
+        _ => (None, cases.iter().map(|c| (c.make)()).collect()),
+    };
+    let out = match (&args.out, &external) {
+        (Some(out), _) => out.clone(),
+        (None, Some(_)) => ws
+            .root()
+            .join("target/lab/programs")
+            .join(scenarios[0].case),
+        (None, None) => ws.results_dir(),
+    };
 
     // Build everything first: a build error stops before any run.
     let mut builds: BTreeMap<(&str, &str), Builds> = BTreeMap::new();
@@ -72,6 +111,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 slot.insert(Builds::with_features(
                     ws,
                     s.package,
+                    external.as_ref(),
                     v,
                     &args.allocator_features,
                     log,
@@ -136,7 +176,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
     }
 
-    let dir = args.out.clone().unwrap_or_else(|| ws.results_dir());
+    let dir = out;
     for &backend in &backends {
         write_backend(&dir, backend, &measured, &builds)?;
     }

@@ -38,6 +38,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 post: PostProcess::None,
                 layout_pad: 0,
                 extra_features: "",
+                external: None,
             };
             eprint!("building {PACKAGE} for {:<24}", req.config());
             let artifact = build(ws, req)?;

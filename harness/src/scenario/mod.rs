@@ -5,7 +5,7 @@
 //! (`FtState`, `NftState` in the contracts' `lib.rs`) on the host with the host's allocator:
 //! the program must answer exactly as they do, so an allocator or runtime fault that corrupts
 //! state or replies cannot pass silently. The rules themselves are checked against
-//! hand-written expectations in `harness/tests/contracts.rs`.
+//! hand-written expectations in `harness/tests/suite/contracts.rs`.
 
 mod ft;
 mod nft;
@@ -19,6 +19,8 @@ use parity_scale_codec::Encode;
 pub enum Expect {
     /// A successful execution replying exactly these bytes.
     Reply(Vec<u8>),
+    /// A successful execution, whatever it replies (scenario files that give no reply).
+    Success,
     /// A failed execution (panic or trap).
     Failure,
 }

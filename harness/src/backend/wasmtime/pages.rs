@@ -141,6 +141,18 @@ impl PageLog {
     }
 
     fn finish(&mut self) -> PageCounts {
+        // Which pages, not just how many: the clue to where an allocator costs pages
+        // (README, "Reading the results").
+        if std::env::var_os("LAB_PAGE_LOG").is_some() {
+            let pages: Vec<String> = self
+                .state
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s != State::Untouched)
+                .map(|(p, s)| format!("{p}{}", if *s == State::Written { "w" } else { "r" }))
+                .collect();
+            eprintln!("pages: {}", pages.join(" "));
+        }
         self.state.fill(State::Untouched);
         std::mem::take(&mut self.counts)
     }

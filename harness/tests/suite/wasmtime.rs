@@ -177,6 +177,7 @@ fn page_hooks_cost_no_fuel() {
         post: PostProcess::Gear,
         layout_pad: 0,
         extra_features: "",
+        external: None,
     };
     let code = build(&ws, req).unwrap().bytes;
     let run = |track| {

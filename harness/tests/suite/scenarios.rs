@@ -24,6 +24,7 @@ fn default_cases_pass_on_every_variant_with_identical_replies() {
                 post: PostProcess::Gear,
                 layout_pad: 0,
                 extra_features: "",
+                external: None,
             };
             let code = build(&ws, req).unwrap().bytes;
             let mut runs: Vec<CaseRun> = Vec::new();

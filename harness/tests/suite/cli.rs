@@ -155,3 +155,75 @@ fn the_gate_fails_on_a_really_worsened_build() {
     ]);
     assert!(!ok && err.contains("--out"), "{err}");
 }
+
+/// The "any contract" path end to end: the example program outside the workspace is built
+/// for a variant through the galloc patch, runs its scenario file with every reply checked,
+/// and its crate is left as it was (its `Cargo.lock` included).
+#[test]
+fn an_outside_program_is_built_per_variant_and_measured() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let program = root.join("contracts/examples/guestbook");
+    let scenario = program.join("guestbook.json");
+    let lock = std::fs::read(program.join("Cargo.lock")).expect("the example's Cargo.lock");
+    let out = tempfile::tempdir().unwrap();
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        program.to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--variants",
+        "no-buffer",
+        "--backends",
+        "wasmtime",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let totals = std::fs::read_to_string(out.path().join("wasmtime/totals.csv")).unwrap();
+    let row = totals
+        .lines()
+        .find(|l| l.contains(",guestbook,no-buffer,"))
+        .unwrap_or_else(|| panic!("no guestbook row in\n{totals}"));
+    // 117 messages and `init`.
+    assert!(row.contains(",118,"), "{row}");
+    assert_eq!(
+        std::fs::read(program.join("Cargo.lock")).unwrap(),
+        lock,
+        "the program's Cargo.lock was left patched"
+    );
+    assert!(out.path().join("README.md").is_file());
+}
+
+#[test]
+fn outside_program_mistakes_are_named() {
+    let (ok, err) = lab(&["measure", "--program", "../contracts/examples/guestbook"]);
+    assert!(!ok && err.contains("--scenario"), "{err}");
+    let (ok, err) = lab(&[
+        "measure",
+        "--program",
+        "../contracts/examples/guestbook",
+        "--scenario",
+        "../contracts/examples/guestbook/missing.json",
+    ]);
+    assert!(!ok && err.contains("missing.json"), "{err}");
+    let (ok, err) = lab(&[
+        "measure",
+        "--program",
+        "../contracts/examples/nowhere",
+        "--scenario",
+        "../contracts/examples/guestbook/guestbook.json",
+    ]);
+    assert!(!ok && err.contains("no crate at"), "{err}");
+    let (ok, err) = lab(&[
+        "measure",
+        "--program",
+        "../contracts/examples/guestbook",
+        "--scenario",
+        "../contracts/examples/guestbook/guestbook.json",
+        "--cases",
+        "nft",
+    ]);
+    assert!(!ok && err.contains("--cases"), "{err}");
+}

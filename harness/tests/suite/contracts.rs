@@ -16,6 +16,7 @@ fn code(package: &str) -> Vec<u8> {
         post: PostProcess::Gear,
         layout_pad: 0,
         extra_features: "",
+        external: None,
     };
     build(&ws, req).expect("contract builds").bytes
 }

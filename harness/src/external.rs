@@ -1,0 +1,438 @@
+//! Any gstd program, not just the lab's: built once per variant without editing its crate,
+//! and driven by a scenario file.
+//!
+//! **Building.** gstd depends on `galloc = "=2.0.0"` with default features, so a variant is
+//! swapped in by patching crates.io's `galloc` for that one cargo run (`--config
+//! patch.crates-io.galloc.path=...`) with a manifest the lab writes per configuration under
+//! `target/lab/galloc/<config>/`: the allocator's own manifest with workspace fields filled
+//! in, its sources and build script referred to where they are, and the variant (plus `probe`
+//! and any extra features) as its *default* features. The `wasm` profile is passed the same
+//! way, from the lab's own `Cargo.toml`, so the program gets exactly the lab's codegen. Cargo
+//! rewrites the program's `Cargo.lock` to point at the patch; the lab puts the file back as
+//! it was after each build.
+//!
+//! **Scenarios.** A JSON file, or a text file of hex lines; see [`Scenario::read`] and the
+//! README's "Measuring another program".
+
+use crate::backend::UserId;
+use crate::scenario::{Expect, Scenario, Step};
+use crate::workspace::Workspace;
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A gstd program outside the lab's workspace.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Its `Cargo.toml`.
+    pub manifest: PathBuf,
+    /// Its package name.
+    pub package: String,
+    /// The file stem of the `.wasm` cargo writes (the lib target's name).
+    pub lib_name: String,
+}
+
+impl Program {
+    /// The program whose crate is at `path` (a directory or its `Cargo.toml`).
+    pub fn at(path: &Path) -> Result<Self> {
+        let manifest = if path.is_dir() {
+            path.join("Cargo.toml")
+        } else {
+            path.to_path_buf()
+        };
+        let manifest = manifest.canonicalize().with_context(|| {
+            format!(
+                "no crate at {}: pass the directory of a gstd program's Cargo.toml",
+                path.display()
+            )
+        })?;
+        let table = read_toml(&manifest)?;
+        let package = table
+            .get("package")
+            .and_then(|p| p.get("name"))
+            .and_then(toml::Value::as_str)
+            .with_context(|| format!("{} has no [package] name", manifest.display()))?
+            .to_owned();
+        let lib = table.get("lib");
+        let crate_types: Vec<&str> = lib
+            .and_then(|l| l.get("crate-type"))
+            .and_then(toml::Value::as_array)
+            .map(|a| a.iter().filter_map(toml::Value::as_str).collect())
+            .unwrap_or_default();
+        if !crate_types.contains(&"cdylib") {
+            bail!(
+                "{}: a Gear program is a `cdylib`; add `crate-type = [\"cdylib\"]` to its [lib]",
+                manifest.display()
+            );
+        }
+        let lib_name = lib
+            .and_then(|l| l.get("name"))
+            .and_then(toml::Value::as_str)
+            .map_or_else(|| package.replace('-', "_"), str::to_owned);
+        Ok(Program {
+            manifest,
+            package,
+            lib_name,
+        })
+    }
+
+    /// The `Cargo.lock` cargo will write for this program (its workspace's).
+    fn lock_file(&self) -> Result<PathBuf> {
+        let out = std::process::Command::new(cargo())
+            .args(["locate-project", "--workspace", "--message-format", "plain"])
+            .arg("--manifest-path")
+            .arg(&self.manifest)
+            .output()
+            .context("cannot run cargo locate-project")?;
+        if !out.status.success() {
+            bail!(
+                "cargo cannot read {}:\n{}",
+                self.manifest.display(),
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            );
+        }
+        let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Ok(root.with_file_name("Cargo.lock"))
+    }
+
+    /// Runs `build` and then restores the program's `Cargo.lock` to what it was before.
+    pub fn keeping_lock_file<T>(&self, build: impl FnOnce() -> Result<T>) -> Result<T> {
+        let lock = self.lock_file()?;
+        let before = std::fs::read(&lock).ok();
+        let result = build();
+        let restored = match &before {
+            Some(bytes) => std::fs::write(&lock, bytes),
+            None => match std::fs::remove_file(&lock) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        };
+        restored.with_context(|| format!("cannot restore {}", lock.display()))?;
+        result
+    }
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+fn read_toml(path: &Path) -> Result<toml::Table> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    text.parse()
+        .with_context(|| format!("{} is not valid TOML", path.display()))
+}
+
+/// Writes (when it changed) the `galloc` manifest whose default features are `features`, for
+/// configuration `config`, and returns its directory.
+pub fn galloc_manifest(ws: &Workspace, config: &str, features: &[&str]) -> Result<PathBuf> {
+    let root = read_toml(&ws.root().join("Cargo.toml"))?;
+    let allocator = ws.root().join("allocator");
+    let mut manifest = read_toml(&allocator.join("Cargo.toml"))?;
+    let empty = toml::Table::new();
+    let workspace = root.get("workspace").and_then(toml::Value::as_table);
+    let inherited_package = workspace
+        .and_then(|w| w.get("package"))
+        .and_then(toml::Value::as_table)
+        .unwrap_or(&empty);
+    let inherited_deps = workspace
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+        .unwrap_or(&empty);
+
+    let package = manifest
+        .get_mut("package")
+        .and_then(toml::Value::as_table_mut)
+        .context("allocator/Cargo.toml has no [package]")?;
+    for (key, value) in package.iter_mut() {
+        if is_inherited(value) {
+            *value = inherited_package
+                .get(key)
+                .cloned()
+                .with_context(|| format!("[workspace.package] has no `{key}`"))?;
+        }
+    }
+    package.insert("build".into(), path_value(&allocator.join("build.rs"))?);
+    let mut lib = toml::Table::new();
+    lib.insert("path".into(), path_value(&allocator.join("src/lib.rs"))?);
+    manifest.insert("lib".into(), lib.into());
+    manifest.remove("dev-dependencies");
+    inherit_dependencies(&mut manifest, inherited_deps)?;
+    if let Some(targets) = manifest
+        .get_mut("target")
+        .and_then(toml::Value::as_table_mut)
+    {
+        for (_, target) in targets.iter_mut() {
+            if let Some(target) = target.as_table_mut() {
+                target.remove("dev-dependencies");
+                inherit_dependencies(target, inherited_deps)?;
+            }
+        }
+    }
+    let table = manifest
+        .get_mut("features")
+        .and_then(toml::Value::as_table_mut)
+        .context("allocator/Cargo.toml has no [features]")?;
+    for f in features {
+        if !table.contains_key(*f) {
+            bail!("galloc has no feature `{f}`");
+        }
+    }
+    table.insert(
+        "default".into(),
+        toml::Value::Array(features.iter().map(|f| (*f).into()).collect()),
+    );
+    // Its own workspace: it lives under the lab's `target/`, not in the lab's workspace.
+    manifest.insert("workspace".into(), toml::Table::new().into());
+
+    let dir = ws.root().join("target/lab/galloc").join(config);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let text = format!(
+        "# Written by `lab` for variant configuration `{config}`: the allocator in\n\
+         # allocator/ with these default features. Not edited by hand; rewritten per build.\n{}",
+        toml::to_string(&manifest).context("cannot write the galloc manifest")?
+    );
+    let path = dir.join("Cargo.toml");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(dir)
+}
+
+fn is_inherited(value: &toml::Value) -> bool {
+    value
+        .get("workspace")
+        .and_then(toml::Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn path_value(path: &Path) -> Result<toml::Value> {
+    Ok(path
+        .to_str()
+        .with_context(|| format!("{} is not UTF-8", path.display()))?
+        .into())
+}
+
+/// Replaces `{ workspace = true, ... }` dependencies with the workspace's entry, keeping the
+/// local `optional` and adding the local `features`.
+fn inherit_dependencies(table: &mut toml::Table, inherited: &toml::Table) -> Result<()> {
+    let Some(deps) = table
+        .get_mut("dependencies")
+        .and_then(toml::Value::as_table_mut)
+    else {
+        return Ok(());
+    };
+    for (name, dep) in deps.iter_mut() {
+        if !is_inherited(dep) {
+            continue;
+        }
+        let mut resolved = match inherited.get(name) {
+            Some(toml::Value::String(version)) => {
+                let mut t = toml::Table::new();
+                t.insert("version".into(), version.clone().into());
+                t
+            }
+            Some(toml::Value::Table(t)) => t.clone(),
+            _ => bail!("[workspace.dependencies] has no `{name}`"),
+        };
+        if let Some(local) = dep.as_table() {
+            if let Some(optional) = local.get("optional") {
+                resolved.insert("optional".into(), optional.clone());
+            }
+            if let Some(toml::Value::Array(more)) = local.get("features") {
+                let mut all = resolved
+                    .get("features")
+                    .and_then(toml::Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                all.extend(more.iter().cloned());
+                resolved.insert("features".into(), all.into());
+            }
+        }
+        *dep = resolved.into();
+    }
+    Ok(())
+}
+
+/// `--config` arguments giving an outside build the lab's `[profile.<profile>]`.
+pub fn profile_config(ws: &Workspace, profile: &str) -> Result<Vec<String>> {
+    let root = read_toml(&ws.root().join("Cargo.toml"))?;
+    let settings = root
+        .get("profile")
+        .and_then(|p| p.get(profile))
+        .and_then(toml::Value::as_table)
+        .with_context(|| format!("the lab's Cargo.toml has no [profile.{profile}]"))?;
+    Ok(settings
+        .iter()
+        .flat_map(|(key, value)| {
+            [
+                "--config".to_owned(),
+                format!("profile.{profile}.{key}={value}"),
+            ]
+        })
+        .collect())
+}
+
+/// The scenario file's JSON shape.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    /// Who deploys and (unless a message says otherwise) sends.
+    #[serde(default = "default_user")]
+    from: UserId,
+    /// The `init` payload, SCALE hex.
+    #[serde(default)]
+    init: String,
+    messages: Vec<Message>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Message {
+    /// SCALE hex.
+    payload: String,
+    #[serde(default)]
+    from: Option<UserId>,
+    /// The exact reply expected, SCALE hex; absent means any reply from a successful run.
+    #[serde(default)]
+    reply: Option<String>,
+    /// The message must fail (panic or trap).
+    #[serde(default)]
+    fails: bool,
+}
+
+fn default_user() -> UserId {
+    gtest::constants::DEFAULT_USER_ALICE
+}
+
+/// `0x`-prefixed (or bare) hex; `what` names it in errors.
+fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
+    let digits = text.trim();
+    let digits = digits.strip_prefix("0x").unwrap_or(digits);
+    if digits.len() % 2 != 0 {
+        bail!("{what}: `{text}` has an odd number of hex digits");
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(&digits[i..i + 2], 16)
+                .with_context(|| format!("{what}: `{text}` is not hex"))
+        })
+        .collect()
+}
+
+impl Scenario {
+    /// A scenario for `program` from a file: `.json`
+    /// (`{"from": 42, "init": "0x..", "messages": [{"payload": "0x..", "reply": "0x..",
+    /// "from": 43, "fails": false}]}`; `from`, `init`, `reply`, `fails` optional), or any
+    /// other name for text: one message per line, `PAYLOAD` or `PAYLOAD => REPLY` in hex
+    /// (`REPLY` may be `fail`), an optional first line `init PAYLOAD`, `#` comments.
+    pub fn read(path: &Path, case: &'static str, program: &Program) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the scenario file {}", path.display()))?;
+        let file = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a scenario (JSON with `messages`: [{{\"payload\": \"0x..\"}}])",
+                    path.display()
+                )
+            })?
+        } else {
+            parse_lines(&text).with_context(|| format!("in {}", path.display()))?
+        };
+        let mut steps = Vec::with_capacity(file.messages.len());
+        for (i, m) in file.messages.iter().enumerate() {
+            let what = format!("message {}", i + 1);
+            let expect = match (&m.reply, m.fails) {
+                (Some(_), true) => bail!("{what}: a reply and `fails` both given"),
+                (Some(reply), false) => Expect::Reply(unhex(reply, &what)?),
+                (None, true) => Expect::Failure,
+                (None, false) => Expect::Success,
+            };
+            steps.push(Step {
+                from: m.from.unwrap_or(file.from),
+                payload: unhex(&m.payload, &what)?,
+                expect,
+            });
+        }
+        if steps.is_empty() {
+            bail!("{}: the scenario has no messages", path.display());
+        }
+        Ok(Scenario {
+            case,
+            package: Box::leak(program.package.clone().into_boxed_str()),
+            deployer: file.from,
+            init: unhex(&file.init, "init")?,
+            steps,
+        })
+    }
+}
+
+/// The text form: `init HEX` first (optional), then `HEX` or `HEX => HEX|fail` per line.
+fn parse_lines(text: &str) -> Result<File> {
+    let mut file = File {
+        from: default_user(),
+        init: String::new(),
+        messages: Vec::new(),
+    };
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(init) = line.strip_prefix("init ") {
+            if !file.messages.is_empty() {
+                bail!("line {}: `init` must come before the messages", n + 1);
+            }
+            file.init = init.trim().to_owned();
+            continue;
+        }
+        let (payload, reply) = match line.split_once("=>") {
+            Some((p, r)) => (p.trim(), Some(r.trim())),
+            None => (line, None),
+        };
+        file.messages.push(Message {
+            payload: payload.to_owned(),
+            from: None,
+            fails: reply == Some("fail"),
+            reply: reply.filter(|r| *r != "fail").map(str::to_owned),
+        });
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_form_reads_init_replies_and_failures() {
+        let file = parse_lines(
+            "# a comment\ninit 0x01\n0x0203 => 0x04\n05   # no reply expected\n0x06 => fail\n",
+        )
+        .unwrap();
+        assert_eq!(file.init, "0x01");
+        let got: Vec<(&str, Option<&str>, bool)> = file
+            .messages
+            .iter()
+            .map(|m| (m.payload.as_str(), m.reply.as_deref(), m.fails))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0x0203", Some("0x04"), false),
+                ("05", None, false),
+                ("0x06", None, true)
+            ]
+        );
+        assert!(parse_lines("0x01\ninit 0x02\n").is_err());
+    }
+
+    #[test]
+    fn hex_errors_name_the_message() {
+        assert_eq!(unhex("0x0aff", "m").unwrap(), [10, 255]);
+        let err = unhex("0xabc", "message 3").unwrap_err().to_string();
+        assert!(err.contains("message 3") && err.contains("odd"), "{err}");
+        let err = unhex("zz", "message 1").unwrap_err().to_string();
+        assert!(err.contains("not hex"), "{err}");
+    }
+}

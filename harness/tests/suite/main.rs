@@ -1,0 +1,9 @@
+//! The harness's integration tests, as one test binary: each binary links gtest's runtime and
+//! wasmtime, so six of them cost six links and six times the disk.
+
+mod cli;
+mod contracts;
+mod probe;
+mod report;
+mod scenarios;
+mod wasmtime;
