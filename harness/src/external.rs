@@ -308,7 +308,7 @@ fn default_user() -> UserId {
 fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
     let digits = text.trim();
     let digits = digits.strip_prefix("0x").unwrap_or(digits);
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         bail!("{what}: `{text}` has an odd number of hex digits");
     }
     (0..digits.len())
