@@ -10,7 +10,7 @@ use galloc_lab::measure::{
     case_rows, measure_case, message_rows, pages_row, validate, Builds, CaseMeasurement,
 };
 use galloc_lab::results::{
-    merge, write_csv, AgreementRow, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow,
+    merge, read_csv, write_csv, AgreementRow, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow,
     ValidationRow,
 };
 use galloc_lab::scenario::{self, Scenario};
@@ -181,7 +181,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         write_backend(&dir, backend, &measured, &builds)?;
     }
     write_artifacts(&dir, &builds)?;
-    write_agreement(&dir, &scenarios, &variants, &measured)?;
+    write_agreement(&dir, &scenarios)?;
 
     let report = super::report::publish(ws, &dir)?;
     println!("{}", report.summary());
@@ -297,32 +297,53 @@ fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Resul
     write_csv(&path, &rows)
 }
 
-/// For each case run on both backends for two or more variants: do fuel and gas agree?
-fn write_agreement(
-    dir: &Path,
-    scenarios: &[Scenario],
-    variants: &[&'static Variant],
-    measured: &Measured,
-) -> Result<()> {
+/// For each case this run measured: do fuel and gas agree, over every variant the results
+/// hold for it on both backends? Read back from the merged files, so a run of one variant
+/// (`just compare X`) recomputes the case's row over all of them rather than over itself.
+fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
+    let read = |backend: BackendKind| -> Result<Option<(Vec<TotalRow>, Vec<MessageRow>)>> {
+        let sub = dir.join(backend.name());
+        if !sub.join("messages.csv.zst").is_file() {
+            return Ok(None);
+        }
+        Ok(Some((
+            read_csv(&sub.join("totals.csv"))?,
+            read_csv(&sub.join("messages.csv.zst"))?,
+        )))
+    };
+    let (Some((fuel_totals, fuel_msgs)), Some((gas_totals, gas_msgs))) =
+        (read(BackendKind::Wasmtime)?, read(BackendKind::Gtest)?)
+    else {
+        return Ok(());
+    };
     let mut rows = Vec::new();
-    for (ci, s) in scenarios.iter().enumerate() {
-        let pairs: Vec<Pair> = variants
+    for s in scenarios {
+        let pairs: Vec<Pair> = galloc_variants::VARIANTS
             .iter()
-            .enumerate()
-            .filter_map(|(vi, v)| {
-                let (_, _, w) = measured.get(&(BackendKind::Wasmtime, ci, vi))?;
-                let (_, _, g) = measured.get(&(BackendKind::Gtest, ci, vi))?;
-                let alloc = |m: &CaseMeasurement| m.probe.allocator_cost().expect("probe records");
+            .filter_map(|v| {
+                let total = |rows: &[TotalRow]| {
+                    rows.iter()
+                        .find(|t| t.case == s.case && t.variant == v.id)
+                        .map(|t| t.allocator)
+                };
+                let per_message = |rows: &[MessageRow]| -> Vec<MessageRow> {
+                    rows.iter()
+                        .filter(|m| m.case == s.case && m.variant == v.id)
+                        .cloned()
+                        .collect()
+                };
+                let (fuel, gas) = (per_message(&fuel_msgs), per_message(&gas_msgs));
+                if fuel.is_empty() || fuel.len() != gas.len() {
+                    return None;
+                }
                 Some(Pair {
                     variant: v.id,
-                    allocator_fuel: alloc(w),
-                    allocator_gas: alloc(g),
-                    messages: w
-                        .plain
-                        .messages
+                    allocator_fuel: total(&fuel_totals)?,
+                    allocator_gas: total(&gas_totals)?,
+                    messages: fuel
                         .iter()
-                        .zip(&g.plain.messages)
-                        .map(|(a, b)| (a.cost, a.pages.unwrap_or_default(), b.cost))
+                        .zip(&gas)
+                        .map(|(f, g)| (f.cost, pages_of(f), g.cost))
                         .collect(),
                 })
             })
@@ -334,6 +355,17 @@ fn write_agreement(
     let path = dir.join("agreement.csv");
     let rows = merge(&path, rows, |r: &AgreementRow| key(&r.case, "").0)?;
     write_csv(&path, &rows)
+}
+
+/// The page counts a message row keeps (all but `changed`, which the agreement does not use).
+fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
+    galloc_lab::backend::PageCounts {
+        read: m.pages_read.unwrap_or(0),
+        write: m.pages_written.unwrap_or(0),
+        write_after_read: m.pages_write_after_read.unwrap_or(0),
+        loaded: m.pages_loaded.unwrap_or(0),
+        changed: 0,
+    }
 }
 
 /// Sort key of a row: the case's and the variant's registry positions.
