@@ -18,8 +18,8 @@ _apt package:
     @echo "installing Debian's {{package}}"
     @$(command -v sudo || true) apt-get install -y -q {{package}} >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q {{package}} >/dev/null; }
 
-# Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter and gtest (results/, results/README.md, results/metadata.json, images/). Runs whose builds did not change are reused from target/lab/cache.
-compare variants="all" cases="default" backends="wasmtime,gtest": (sizes variants) (measure variants cases backends)
+# Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter, gtest and, when LAB_NODE or LAB_NODE_BIN names one, a real node (results/, results/README.md, results/metadata.json, images/). Without a node it says so in one line and runs the rest. Runs whose builds did not change are reused from target/lab/cache.
+compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
 # Build the NFT/FT contracts per variant and run the cases on the given backends: results/<backend>/*.csv, results/traces/, results/README.md.
 measure variants="all" cases="default" backends="wasmtime": setup
@@ -36,7 +36,7 @@ check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": se
     cargo run -q --locked -p galloc-lab --bin lab -- check --tolerance-pct {{tolerance}}
 
 # Accept a change in cost deliberately: regenerate results/ (the baseline), then commit it.
-bless variants="all" cases="default" backends="wasmtime,gtest": (compare variants cases backends)
+bless variants="all" cases="default" backends="all": (compare variants cases backends)
 
 # The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
 gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
@@ -73,12 +73,19 @@ test: setup
     cargo test -q --locked -p galloc --lib
     for v in {{variants}}; do echo "== galloc, variant $v"; cargo test -q --locked -p galloc --features "$v" --tests -- --nocapture; done
     cargo run -q --locked -p galloc-lab --bin lab -- sizes --check
+    just node-test
+
+# The node backend's own tests (its own workspace and lock file: gclient pins Gear 1.10): event and account mapping, the no-node errors. No node runs here.
+node-test:
+    cargo test -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node
 
 # Format and lint: rustfmt, then clippy on the host and for every variant on wasm32v1-none.
 lint: setup
     cargo fmt --all --check
     cargo clippy -q --locked --workspace --all-targets -- -D warnings
     for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
+    cargo fmt --manifest-path harness/node/Cargo.toml --check
+    cargo clippy -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node --all-targets -- -D warnings
 
 # Exactly what CI runs.
 ready: lint test gate

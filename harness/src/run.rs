@@ -127,6 +127,7 @@ pub fn run_case(
     reads: ProbeReads,
     mut progress: impl FnMut(),
 ) -> Result<CaseRun> {
+    backend.users(&scenario.senders())?;
     let (program, init) = backend.deploy(code, scenario.deployer, &scenario.init)?;
     if init.failed {
         bail!(

@@ -1,9 +1,11 @@
 //! The seam every meter implements: deploy a program, send it messages, get replies and cost.
 //!
 //! Scenarios are written once against [`Backend`]: gtest (Gear's runtime, gas) and the
-//! wasmtime fuel meter implement it; a real node follows behind the same trait.
+//! wasmtime fuel meter implement it, and a real node through gclient (`node`, in its own
+//! process).
 
 pub mod gtest;
+pub mod node;
 pub mod wasmtime;
 
 pub use self::wasmtime::PageCounts;
@@ -62,6 +64,12 @@ pub trait Backend {
     /// The unit of [`Outcome::cost`].
     fn unit(&self) -> Unit;
 
+    /// Announces the scenario's senders before anything is sent. A node needs it (each sender
+    /// is a key pair that must hold funds); local backends mint on first use and ignore it.
+    fn users(&mut self, _users: &[UserId]) -> Result<()> {
+        Ok(())
+    }
+
     /// Uploads `code` and runs its `init` with `payload`, sent by `from`.
     fn deploy(
         &mut self,
@@ -85,17 +93,21 @@ pub enum BackendKind {
     Wasmtime,
     /// Gear's runtime, locally: gas as a node charges it.
     Gtest,
+    /// A real node through gclient (`lab-node`): needs `--node` or `--node-bin`.
+    Node,
 }
 
 impl BackendKind {
     /// Every backend, in report order.
-    pub const ALL: [BackendKind; 2] = [BackendKind::Wasmtime, BackendKind::Gtest];
+    pub const ALL: [BackendKind; 3] =
+        [BackendKind::Wasmtime, BackendKind::Gtest, BackendKind::Node];
 
     /// As results and the CLI name it.
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Wasmtime => "wasmtime",
             BackendKind::Gtest => "gtest",
+            BackendKind::Node => "node",
         }
     }
 
@@ -104,6 +116,7 @@ impl BackendKind {
         Ok(match self {
             BackendKind::Wasmtime => Box::new(wasmtime::WasmtimeBackend::new()?),
             BackendKind::Gtest => Box::new(gtest::GtestBackend::new()),
+            BackendKind::Node => Box::new(node::NodeBackend::start()?),
         })
     }
 
@@ -112,10 +125,21 @@ impl BackendKind {
         self == BackendKind::Wasmtime
     }
 
-    /// Parses a comma-separated list, or `all`.
+    /// Whether it can run on this machine as configured (a node must be given).
+    pub fn available(self) -> bool {
+        self != BackendKind::Node || node::configured()
+    }
+
+    /// Parses a comma-separated list, or `all`: every backend that is available, saying in
+    /// one line on stderr why one is left out. A backend named but unavailable is an error.
     pub fn select(list: &str) -> Result<Vec<BackendKind>> {
         if list.trim() == "all" {
-            return Ok(Self::ALL.to_vec());
+            let (picked, skipped): (Vec<_>, Vec<_>) =
+                Self::ALL.into_iter().partition(|k| k.available());
+            if skipped.contains(&BackendKind::Node) {
+                eprintln!("node: skipped, {}", node::NO_NODE);
+            }
+            return Ok(picked);
         }
         let mut picked = Vec::new();
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -126,6 +150,9 @@ impl BackendKind {
                     known.join(", ")
                 );
             };
+            if !kind.available() {
+                bail!("backend `node`: {}", node::NO_NODE);
+            }
             if !picked.contains(&kind) {
                 picked.push(kind);
             }
@@ -135,5 +162,27 @@ impl BackendKind {
         }
         picked.sort();
         Ok(picked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_every_backend_available_and_a_node_must_be_given() {
+        // No test in this process configures a node.
+        assert_eq!(
+            BackendKind::select("all").unwrap(),
+            [BackendKind::Wasmtime, BackendKind::Gtest]
+        );
+        assert_eq!(
+            BackendKind::select("gtest, wasmtime,gtest").unwrap(),
+            [BackendKind::Wasmtime, BackendKind::Gtest]
+        );
+        let e = BackendKind::select("wasmtime,node")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("backend `node`: no node given"), "{e}");
     }
 }

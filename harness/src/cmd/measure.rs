@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use galloc_lab::agreement::{agreement, Pair};
-use galloc_lab::backend::BackendKind;
+use galloc_lab::backend::{node, BackendKind};
 use galloc_lab::cache::RunCache;
 use galloc_lab::external::Program;
 use galloc_lab::measure::{
@@ -25,10 +25,17 @@ use std::path::Path;
 pub struct Args {
     #[command(flatten)]
     selection: super::Selection,
-    /// Comma-separated backends (`wasmtime`, `gtest`), or `all`. The embedded default is the
-    /// wasmtime fuel meter; `just compare` runs gtest beside it.
+    /// Comma-separated backends (`wasmtime`, `gtest`, `node`), or `all` (every one available:
+    /// `node` only with a node given). The embedded default is the wasmtime fuel meter;
+    /// `just compare` runs all.
     #[arg(long, default_value = "wasmtime")]
     backends: String,
+    /// A running Gear node for the `node` backend, e.g. ws://127.0.0.1:9944.
+    #[arg(long, env = "LAB_NODE", conflicts_with = "node_bin")]
+    node: Option<String>,
+    /// A Gear node binary for the `node` backend, started with --dev for each run.
+    #[arg(long, env = "LAB_NODE_BIN")]
+    node_bin: Option<std::path::PathBuf>,
     /// No progress bar and no build log (for CI).
     #[arg(long)]
     quiet: bool,
@@ -62,7 +69,20 @@ type Measured<'a> =
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
+    match (&args.node, &args.node_bin) {
+        (Some(url), _) => node::configure(node::Endpoint::Url(url.clone()), ws.root()),
+        (None, Some(bin)) => {
+            let bin = std::fs::canonicalize(bin)
+                .with_context(|| format!("--node-bin {}: no such file", bin.display()))?;
+            node::configure(node::Endpoint::Binary(bin), ws.root())
+        }
+        (None, None) => {}
+    }
     let backends = BackendKind::select(&args.backends)?;
+    if backends.contains(&BackendKind::Node) {
+        // Minutes of builds come first: find out now whether the node is there at all.
+        node::NodeBackend::start().context("checking the node before building")?;
+    }
     check_extra_features(&args)?;
     let (external, scenarios) = match (&args.program, &args.scenario) {
         (Some(program), Some(file)) => {
@@ -144,7 +164,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             for (vi, v) in variants.iter().enumerate() {
                 let b = &builds[&(s.package, v.id)];
                 let key = cache.key(backend, s, b);
-                let kept = (!args.fresh).then(|| cache.load(&key, backend)).flatten();
+                // A node's runs are not kept: the same builds can cost differently on
+                // another node or runtime, and the cache key cannot see which node it was.
+                let keep = !args.fresh && backend != BackendKind::Node;
+                let kept = keep.then(|| cache.load(&key, backend)).flatten();
                 let m = match kept {
                     Some(m) => {
                         reused += 1;
@@ -160,7 +183,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                         if b.twin.is_none() {
                             bar.inc(m.plain.messages.len() as u64);
                         }
-                        cache.store(&key, &m)?;
+                        if backend != BackendKind::Node {
+                            cache.store(&key, &m)?;
+                        }
                         m
                     }
                 };

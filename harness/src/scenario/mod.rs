@@ -67,6 +67,19 @@ pub struct Scenario {
     pub steps: Vec<Step>,
 }
 
+impl Scenario {
+    /// Everyone who sends a message, deployer first, each once, in order of first message.
+    pub fn senders(&self) -> Vec<UserId> {
+        let mut users = vec![self.deployer];
+        for step in &self.steps {
+            if !users.contains(&step.from) {
+                users.push(step.from);
+            }
+        }
+        users
+    }
+}
+
 /// A case: its id, whether `just compare` runs it by default, and how to make it.
 pub struct Case {
     /// Id on the command line and in results.

@@ -30,11 +30,61 @@ fn unknown_variant_case_and_backend_are_named() {
         "{err}"
     );
 
-    let (ok, err) = lab(&["measure", "--backends", "node"]);
+    let (ok, err) = lab(&["measure", "--backends", "nodes"]);
     assert!(!ok);
     assert!(
-        err.contains("unknown backend `node`; available here: wasmtime, gtest"),
+        err.contains("unknown backend `nodes`; available here: wasmtime, gtest, node"),
         "{err}"
+    );
+}
+
+/// Without a node, naming the node backend is an error that says what to pass (`all` leaving
+/// it out is tested in the backend module). With an address where no node listens: the connection error, before
+/// any build. (No node can run here; README, "Measuring on a real node".)
+#[test]
+fn the_node_backend_says_what_it_needs() {
+    let lab = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+            .args(args)
+            .env_remove("LAB_NODE")
+            .env_remove("LAB_NODE_BIN")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run lab");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = lab(&["measure", "--backends", "node", "--variants", "bump"]);
+    assert!(!ok);
+    assert!(
+        err.contains("backend `node`: no node given: pass --node ws://HOST:PORT (or set LAB_NODE)"),
+        "{err}"
+    );
+
+    let out = tempfile::tempdir().unwrap();
+    let (ok, err) = lab(&[
+        "measure",
+        "--backends",
+        "node",
+        "--node",
+        "ws://127.0.0.1:1",
+        "--variants",
+        "bump",
+        "--cases",
+        "nft",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("cannot connect to a Gear node at ws://127.0.0.1:1"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("building lab-nft"),
+        "the node is checked before builds: {err}"
     );
 }
 
