@@ -98,6 +98,9 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// The backends built into the lab, which run anywhere.
+    pub const EMBEDDED: [BackendKind; 2] = [BackendKind::Wasmtime, BackendKind::Gtest];
+
     /// Every backend, in report order.
     pub const ALL: [BackendKind; 3] =
         [BackendKind::Wasmtime, BackendKind::Gtest, BackendKind::Node];
