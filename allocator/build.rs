@@ -1,7 +1,9 @@
 //! Reads `GALLOC_LAYOUT_PAD` (bytes, default 0) so a plain build can be given the same static
 //! data size as its probe build. The lab uses it to validate the probe: with equal
 //! `__heap_base`, both builds place every heap block at the same address and touch the same
-//! pages, so their gas differs by the probe's own work alone. Programs never set it.
+//! pages, so their gas differs by the probe's own work alone; and `lab replay` gives its replay
+//! program (a probe build) the `__heap_base` of the contract whose trace it replays. Programs
+//! never set it.
 
 use std::{env, fs, path::PathBuf};
 

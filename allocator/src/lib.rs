@@ -39,8 +39,8 @@ pub mod slab;
 pub mod source;
 pub mod variant;
 
-/// Padding the lab adds to a plain build's static state (see `build.rs`); 0 otherwise.
-#[cfg(all(target_arch = "wasm32", not(feature = "probe")))]
+/// Padding the lab adds to a build's static state (see `build.rs`); 0 otherwise.
+#[cfg(target_arch = "wasm32")]
 mod layout {
     include!(concat!(env!("OUT_DIR"), "/layout_pad.rs"));
 

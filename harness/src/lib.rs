@@ -27,6 +27,7 @@ pub mod findings;
 pub mod gate;
 pub mod measure;
 pub mod metadata;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -34,6 +34,9 @@ enum Command {
     /// Re-render results/README.md, results/metadata.json and images/ from the results
     /// files, running nothing.
     Report(cmd::report::Args),
+    /// Replay the recorded allocation traces against every variant, natively and in Wasm under
+    /// fuel, checking every step; a fault or divergence is shrunk to a minimal trace.
+    Replay(cmd::replay::Args),
     /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
     Bench(cmd::bench::Args),
 }
@@ -57,6 +60,7 @@ fn run() -> Result<()> {
         Command::Sizes(args) => cmd::sizes::run(&ws, args),
         Command::Measure(args) => cmd::measure::run(&ws, args),
         Command::Bench(args) => cmd::bench::run(&ws, args),
+        Command::Replay(args) => cmd::replay::run(&ws, args),
         Command::Report(args) => cmd::report::run(&ws, args),
         Command::Check(args) => cmd::check::run(&ws, args),
     }

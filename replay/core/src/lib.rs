@@ -1,0 +1,394 @@
+//! One allocator request, carried out and checked the same way in Wasm (the replay program
+//! under fuel) and natively (the replayer): what a replay of a trace does at each step.
+//!
+//! A request names its block by *slot*, not by address: the driver keeps which address each
+//! slot's block got from the allocator under test, so one trace replays on any variant. Every
+//! block is filled with a pattern derived from its slot; `realloc` and `free` check the pattern
+//! first, so a block that another block overlapped, or that `realloc` failed to carry over,
+//! is reported at the request that finds it. New blocks are checked for alignment, `calloc`
+//! blocks for zeros.
+#![no_std]
+
+use core::alloc::{GlobalAlloc, Layout};
+
+/// What a request asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Kind {
+    /// `alloc(size, align)`.
+    Malloc = 0,
+    /// `alloc_zeroed(size, align)`.
+    Calloc = 1,
+    /// `realloc(ptr, Layout(size, align), new_size)`.
+    Realloc = 2,
+    /// `dealloc(ptr, Layout(size, align))`.
+    Free = 3,
+}
+
+impl Kind {
+    /// Every kind, in the probe's op order.
+    pub const ALL: [Kind; 4] = [Kind::Malloc, Kind::Calloc, Kind::Realloc, Kind::Free];
+
+    fn from_u32(v: u32) -> Option<Kind> {
+        Kind::ALL.get(v as usize).copied()
+    }
+}
+
+/// One request, with the address of the block it works on (`realloc`, `free`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub kind: Kind,
+    /// The block's slot: its fill pattern.
+    pub slot: u32,
+    /// The block (`realloc`, `free`); 0 otherwise.
+    pub ptr: usize,
+    /// The request (`malloc`, `calloc`) or the block's current size (`realloc`, `free`).
+    pub size: usize,
+    pub align: usize,
+    /// `realloc`'s new size; 0 otherwise.
+    pub new_size: usize,
+}
+
+/// Bytes of an encoded [`Request`]: six little-endian `u32`s (Wasm addresses are 32-bit).
+pub const REQUEST_BYTES: usize = 24;
+/// Bytes of an encoded [`Done`]: result and fault, two little-endian `u32`s.
+pub const DONE_BYTES: usize = 8;
+
+fn word(bytes: &[u8], i: usize) -> u32 {
+    let mut w = [0; 4];
+    w.copy_from_slice(&bytes[4 * i..4 * i + 4]);
+    u32::from_le_bytes(w)
+}
+
+impl Request {
+    /// The wire form the replay program reads.
+    pub fn encode(&self) -> [u8; REQUEST_BYTES] {
+        let mut out = [0; REQUEST_BYTES];
+        let words = [
+            self.kind as u32,
+            self.slot,
+            self.ptr as u32,
+            self.size as u32,
+            self.align as u32,
+            self.new_size as u32,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads [`Request::encode`]'s form; `None` for a wrong length or an unknown kind.
+    pub fn decode(bytes: &[u8]) -> Option<Request> {
+        if bytes.len() != REQUEST_BYTES {
+            return None;
+        }
+        Some(Request {
+            kind: Kind::from_u32(word(bytes, 0))?,
+            slot: word(bytes, 1),
+            ptr: word(bytes, 2) as usize,
+            size: word(bytes, 3) as usize,
+            align: word(bytes, 4) as usize,
+            new_size: word(bytes, 5) as usize,
+        })
+    }
+}
+
+/// What a check found wrong; `None` when nothing was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Fault {
+    None = 0,
+    /// The block returned is not aligned as asked.
+    Misaligned = 1,
+    /// A `calloc` block held a non-zero byte.
+    NotZeroed = 2,
+    /// The block's bytes were not its own before `realloc` or `free`: something overlapped it.
+    Overwritten = 3,
+    /// `realloc` returned a block without the old contents.
+    NotCarried = 4,
+    /// The request itself is invalid (zero size, bad alignment): a bad trace, not a bad
+    /// allocator.
+    BadRequest = 5,
+    /// The block returned overlaps a live block (found at once by the native replayer, which
+    /// keeps every live block's extent; in Wasm it shows later as `Overwritten`).
+    Overlaps = 6,
+}
+
+impl Fault {
+    const ALL: [Fault; 7] = [
+        Fault::None,
+        Fault::Misaligned,
+        Fault::NotZeroed,
+        Fault::Overwritten,
+        Fault::NotCarried,
+        Fault::BadRequest,
+        Fault::Overlaps,
+    ];
+
+    /// From its wire number.
+    pub fn from_u32(v: u32) -> Option<Fault> {
+        Fault::ALL.get(v as usize).copied()
+    }
+
+    /// As reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::None => "none",
+            Fault::Misaligned => "misaligned block",
+            Fault::NotZeroed => "calloc block not zeroed",
+            Fault::Overwritten => "block overwritten (overlap)",
+            Fault::NotCarried => "realloc lost the contents",
+            Fault::BadRequest => "invalid request",
+            Fault::Overlaps => "block overlaps a live block",
+        }
+    }
+}
+
+/// What a request did: the block returned (0 for `free` and for a refused request) and what
+/// the checks found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    pub result: usize,
+    pub fault: Fault,
+}
+
+impl Done {
+    /// The wire form the replay program replies with.
+    pub fn encode(&self) -> [u8; DONE_BYTES] {
+        let mut out = [0; DONE_BYTES];
+        out[..4].copy_from_slice(&(self.result as u32).to_le_bytes());
+        out[4..].copy_from_slice(&(self.fault as u32).to_le_bytes());
+        out
+    }
+
+    /// Reads [`Done::encode`]'s form.
+    pub fn decode(bytes: &[u8]) -> Option<Done> {
+        if bytes.len() != DONE_BYTES {
+            return None;
+        }
+        Some(Done {
+            result: word(bytes, 0) as usize,
+            fault: Fault::from_u32(word(bytes, 1))?,
+        })
+    }
+}
+
+/// The byte at `offset` of slot `slot`'s block: differs between neighbouring slots and along
+/// the block, so both an overlap and a shifted copy show.
+pub fn pattern(slot: u32, offset: usize) -> u8 {
+    let x = slot.wrapping_mul(0x9E37_79B9) ^ (offset as u32).wrapping_mul(0x85EB_CA6B);
+    (x ^ (x >> 15) ^ (x >> 24)) as u8
+}
+
+/// # Safety
+/// `ptr..ptr + len` must be readable and writable.
+unsafe fn fill(ptr: *mut u8, from: usize, len: usize, slot: u32) {
+    for i in from..len {
+        // SAFETY: within the block, per the caller.
+        unsafe { ptr.add(i).write(pattern(slot, i)) };
+    }
+}
+
+/// # Safety
+/// `ptr..ptr + len` must be readable.
+unsafe fn holds(ptr: *const u8, len: usize, slot: u32) -> bool {
+    // SAFETY: within the block, per the caller.
+    (0..len).all(|i| unsafe { ptr.add(i).read() } == pattern(slot, i))
+}
+
+/// Carries out `r` on `alloc`, checking it.
+///
+/// # Safety
+/// For `realloc` and `free`, `r.ptr` must be a live block of `alloc` with layout
+/// `(r.size, r.align)`, filled by an earlier request of the same slot.
+pub unsafe fn execute<A: GlobalAlloc>(alloc: &A, r: &Request) -> Done {
+    let done = |result: usize, fault| Done { result, fault };
+    let Ok(layout) = Layout::from_size_align(r.size, r.align) else {
+        return done(0, Fault::BadRequest);
+    };
+    if r.size == 0 || (r.kind == Kind::Realloc && r.new_size == 0) {
+        return done(0, Fault::BadRequest);
+    }
+    let misaligned = |p: *mut u8| (p as usize) % r.align != 0;
+    match r.kind {
+        Kind::Malloc | Kind::Calloc => {
+            // SAFETY: non-zero size, valid layout.
+            let p = unsafe {
+                if r.kind == Kind::Malloc {
+                    alloc.alloc(layout)
+                } else {
+                    alloc.alloc_zeroed(layout)
+                }
+            };
+            if p.is_null() {
+                return done(0, Fault::None);
+            }
+            if misaligned(p) {
+                return done(p as usize, Fault::Misaligned);
+            }
+            // SAFETY: a fresh block of `size` bytes.
+            if r.kind == Kind::Calloc && (0..r.size).any(|i| unsafe { p.add(i).read() } != 0) {
+                return done(p as usize, Fault::NotZeroed);
+            }
+            // SAFETY: as above.
+            unsafe { fill(p, 0, r.size, r.slot) };
+            done(p as usize, Fault::None)
+        }
+        Kind::Realloc => {
+            let old = r.ptr as *mut u8;
+            // SAFETY: a live block of `size` bytes, per the caller.
+            if !unsafe { holds(old, r.size, r.slot) } {
+                return done(0, Fault::Overwritten);
+            }
+            // SAFETY: live block with this layout; non-zero new size.
+            let p = unsafe { alloc.realloc(old, layout, r.new_size) };
+            if p.is_null() {
+                return done(0, Fault::None);
+            }
+            if misaligned(p) {
+                return done(p as usize, Fault::Misaligned);
+            }
+            let kept = r.size.min(r.new_size);
+            // SAFETY: the new block is `new_size` bytes.
+            if !unsafe { holds(p, kept, r.slot) } {
+                return done(p as usize, Fault::NotCarried);
+            }
+            // SAFETY: as above.
+            unsafe { fill(p, kept, r.new_size, r.slot) };
+            done(p as usize, Fault::None)
+        }
+        Kind::Free => {
+            let p = r.ptr as *mut u8;
+            // SAFETY: a live block of `size` bytes, per the caller.
+            if !unsafe { holds(p, r.size, r.slot) } {
+                return done(0, Fault::Overwritten);
+            }
+            // SAFETY: live block with this layout.
+            unsafe { alloc.dealloc(p, layout) };
+            done(0, Fault::None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::alloc::System;
+
+    fn request(kind: Kind, slot: u32, ptr: usize, size: usize, new_size: usize) -> Request {
+        Request {
+            kind,
+            slot,
+            ptr,
+            size,
+            align: 8,
+            new_size,
+        }
+    }
+
+    #[test]
+    fn requests_and_results_survive_the_wire() {
+        let r = request(Kind::Realloc, 7, 0x10_0040, 24, 100);
+        assert_eq!(Request::decode(&r.encode()), Some(r));
+        assert_eq!(Request::decode(&r.encode()[..20]), None);
+        let mut bad = r.encode();
+        bad[0] = 9;
+        assert_eq!(Request::decode(&bad), None, "unknown kind");
+        let d = Done {
+            result: 0x10_0040,
+            fault: Fault::NotCarried,
+        };
+        assert_eq!(Done::decode(&d.encode()), Some(d));
+    }
+
+    #[test]
+    fn a_block_lives_grows_and_dies_checked() {
+        unsafe {
+            let a = execute(&System, &request(Kind::Calloc, 1, 0, 40, 0));
+            assert_eq!(a.fault, Fault::None);
+            assert_eq!(a.result % 8, 0);
+            let b = execute(&System, &request(Kind::Realloc, 1, a.result, 40, 4000));
+            assert_eq!(b.fault, Fault::None);
+            let c = execute(&System, &request(Kind::Free, 1, b.result, 4000, 0));
+            assert_eq!(
+                c,
+                Done {
+                    result: 0,
+                    fault: Fault::None
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn an_overwritten_block_is_found_before_it_is_freed() {
+        unsafe {
+            let a = execute(&System, &request(Kind::Malloc, 3, 0, 32, 0));
+            // What an overlapping block of another slot would do.
+            fill(a.result as *mut u8, 8, 16, 4);
+            let f = execute(&System, &request(Kind::Free, 3, a.result, 32, 0));
+            assert_eq!(f.fault, Fault::Overwritten);
+            System.dealloc(a.result as *mut u8, Layout::from_size_align(32, 8).unwrap());
+        }
+    }
+
+    #[test]
+    fn an_allocator_that_breaks_its_promises_is_caught() {
+        /// Returns blocks one byte off, never zeroes, and forgets contents on realloc.
+        struct Broken;
+        unsafe impl GlobalAlloc for Broken {
+            unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+                unsafe {
+                    System
+                        .alloc(Layout::from_size_align(l.size() + 1, l.align()).unwrap())
+                        .add(1)
+                }
+            }
+            unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+                let p = unsafe { System.alloc(l) };
+                unsafe { p.write_bytes(0xff, l.size()) };
+                p
+            }
+            unsafe fn dealloc(&self, _: *mut u8, _: Layout) {}
+            unsafe fn realloc(&self, _: *mut u8, l: Layout, n: usize) -> *mut u8 {
+                unsafe { System.alloc_zeroed(Layout::from_size_align(n, l.align()).unwrap()) }
+            }
+        }
+        unsafe {
+            assert_eq!(
+                execute(&Broken, &request(Kind::Malloc, 1, 0, 16, 0)).fault,
+                Fault::Misaligned
+            );
+            assert_eq!(
+                execute(&Broken, &request(Kind::Calloc, 1, 0, 16, 0)).fault,
+                Fault::NotZeroed
+            );
+            let a = execute(&System, &request(Kind::Malloc, 2, 0, 16, 0));
+            let r = execute(&Broken, &request(Kind::Realloc, 2, a.result, 16, 64));
+            assert_eq!(r.fault, Fault::NotCarried);
+        }
+    }
+
+    #[test]
+    fn zero_sizes_and_bad_alignments_are_the_trace_s_fault() {
+        unsafe {
+            assert_eq!(
+                execute(&System, &request(Kind::Malloc, 1, 0, 0, 0)).fault,
+                Fault::BadRequest
+            );
+            let mut r = request(Kind::Malloc, 1, 0, 8, 0);
+            r.align = 3;
+            assert_eq!(execute(&System, &r).fault, Fault::BadRequest);
+        }
+    }
+
+    #[test]
+    fn neighbouring_slots_and_offsets_differ() {
+        let a: std::vec::Vec<u8> = (0..64).map(|i| pattern(1, i)).collect();
+        let b: std::vec::Vec<u8> = (0..64).map(|i| pattern(2, i)).collect();
+        assert!(a.iter().zip(&b).filter(|(x, y)| x == y).count() < 8);
+        assert!(a.windows(2).filter(|w| w[0] == w[1]).count() < 8);
+    }
+}
