@@ -4,6 +4,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Every variant id, from the registry (variants/src/lib.rs), one per line.
 variants := `cargo run -q --locked -p galloc-variants --bin variants -- ids 2>/dev/null | tr '\n' ' ' || true`
+variants_list := variants
 
 _default:
     @just --list -u
@@ -87,5 +88,34 @@ lint: setup
     cargo fmt --manifest-path harness/node/Cargo.toml --check
     cargo clippy -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node --all-targets -- -D warnings
 
+# Replay the recorded traces (results/traces/, from `just compare`) against every variant, natively and in Wasm under fuel, checking every step: per-variant fuel against the recording, time, divergences; a fault is shrunk to a minimal trace in target/lab/replay/. `trace=FILE` replays that trace file instead.
+replay variants="all" cases="default" trace="": setup
+    cargo run -q --locked -p galloc-lab --bin lab -- replay --variants {{variants}} --cases {{cases}} {{ if trace != "" { "--trace " + trace } else { "" } }}
+
+# Coverage-guided fuzzing (libFuzzer, on stable through sanitizer-coverage flags) of each variant with checked request sequences, SECONDS per variant; corpus in target/lab/fuzz/corpus/<variant>, findings in target/lab/fuzz/crashes/<variant>/ (fails on any). A finding kept in allocator/tests/regressions/ becomes a test for every variant.
+fuzz variants="all" seconds="600":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
+    host=$(rustc -vV | sed -n 's/^host: //p')
+    vs="{{variants}}"; [ "$vs" = all ] && vs="{{variants_list}}"
+    for v in ${vs//,/ }; do
+        mkdir -p "target/lab/fuzz/corpus/$v" "target/lab/fuzz/crashes/$v" target/lab/fuzz/bin
+        # One target dir for all variants (libFuzzer's C++ is built once); the lock keeps a
+        # parallel `just fuzz` from swapping the binary between build and copy.
+        flock target/lab/fuzz/build.lock bash -c "cargo build -q --locked --release --manifest-path fuzz/Cargo.toml --target $host --target-dir target/lab/fuzz --features galloc/$v && cp target/lab/fuzz/$host/release/requests target/lab/fuzz/bin/requests-$v"
+        log="target/lab/fuzz/$v.log"
+        if ! "target/lab/fuzz/bin/requests-$v" -max_total_time={{seconds}} -print_final_stats=1 \
+            -artifact_prefix="target/lab/fuzz/crashes/$v/" "target/lab/fuzz/corpus/$v" allocator/tests/regressions >"$log" 2>&1; then
+            tail -30 "$log"; echo "fuzz: $v: a finding, kept in target/lab/fuzz/crashes/$v/ (copy it to allocator/tests/regressions/ once fixed)"; exit 1
+        fi
+        runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+        cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+        echo "fuzz: $v: {{seconds}} s, $runs runs, $cov, no finding"
+    done
+
 # Exactly what CI runs.
-ready: lint test gate
+ready: lint test gate fuzz-ci
+
+# The fuzz target for a few seconds per variant (CI's bounded run).
+fuzz-ci: (fuzz "all" "5")
