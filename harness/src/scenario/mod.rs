@@ -9,6 +9,7 @@
 
 mod ft;
 mod nft;
+mod synthetic;
 
 use crate::backend::UserId;
 use anyhow::Result;
@@ -80,6 +81,13 @@ impl Scenario {
     }
 }
 
+impl Case {
+    /// Whether the case is a synthetic workload (the synthetic program, not a contract).
+    pub fn synthetic(&self) -> bool {
+        self.id.starts_with("synthetic-")
+    }
+}
+
 /// A case: its id, whether `just compare` runs it by default, and how to make it.
 pub struct Case {
     /// Id on the command line and in results.
@@ -111,6 +119,31 @@ pub const CASES: &[Case] = &[
         summary: "FT: the 2023 study's stress case (users 918-1339)",
         default: true,
         make: ft::stress,
+    },
+    Case {
+        id: "synthetic-small-objects",
+        summary:
+            "Synthetic: 150 small short-lived blocks per message (replay program, not a contract)",
+        default: true,
+        make: synthetic::small_objects,
+    },
+    Case {
+        id: "synthetic-growing-vec",
+        summary: "Synthetic: one Vec<u64> growing by doubling to 320 KiB over 40 messages",
+        default: true,
+        make: synthetic::growing_vec,
+    },
+    Case {
+        id: "synthetic-map",
+        summary: "Synthetic: BTreeMap<u64, u128> nodes growing over 150 messages, some freed",
+        default: true,
+        make: synthetic::map,
+    },
+    Case {
+        id: "synthetic-strings",
+        summary: "Synthetic: strings of 1-120 B made, grown, mostly dropped, some kept",
+        default: true,
+        make: synthetic::strings,
     },
     Case {
         id: "ft-stress-full",

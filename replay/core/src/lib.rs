@@ -12,6 +12,35 @@
 #[cfg(feature = "std")]
 pub mod checked;
 
+/// Rust's allocation functions as a [`GlobalAlloc`]: the path a program's `Box` and `Vec` take
+/// to the global allocator, for the replay programs.
+#[cfg(target_arch = "wasm32")]
+pub struct RustAlloc;
+
+#[cfg(target_arch = "wasm32")]
+extern crate alloc;
+
+#[cfg(target_arch = "wasm32")]
+// SAFETY: forwards to the global allocator with the caller's guarantees.
+unsafe impl GlobalAlloc for RustAlloc {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: the caller's guarantees.
+        unsafe { alloc::alloc::alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        // SAFETY: the caller's guarantees.
+        unsafe { alloc::alloc::alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: the caller's guarantees.
+        unsafe { alloc::alloc::dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        // SAFETY: the caller's guarantees.
+        unsafe { alloc::alloc::realloc(p, l, n) }
+    }
+}
+
 use core::alloc::{GlobalAlloc, Layout};
 
 /// What a request asks for.

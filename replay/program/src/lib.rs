@@ -14,36 +14,10 @@ pub const MAX_REQUESTS: usize = 2048;
 
 #[cfg(target_arch = "wasm32")]
 mod program {
-    extern crate alloc;
     extern crate galloc;
 
     use super::MAX_REQUESTS;
-    use core::alloc::{GlobalAlloc, Layout};
-    use galloc_replay::{execute, Fault, Kind, Request, DONE_BYTES, REQUEST_BYTES};
-
-    /// Rust's allocation functions: the same path a contract's `Box` and `Vec` take to the
-    /// global allocator.
-    struct Rust;
-
-    // SAFETY: forwards to the global allocator with the caller's guarantees.
-    unsafe impl GlobalAlloc for Rust {
-        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-            // SAFETY: the caller's guarantees.
-            unsafe { alloc::alloc::alloc(l) }
-        }
-        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-            // SAFETY: the caller's guarantees.
-            unsafe { alloc::alloc::alloc_zeroed(l) }
-        }
-        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-            // SAFETY: the caller's guarantees.
-            unsafe { alloc::alloc::dealloc(p, l) }
-        }
-        unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-            // SAFETY: the caller's guarantees.
-            unsafe { alloc::alloc::realloc(p, l, n) }
-        }
-    }
+    use galloc_replay::{execute, Fault, Kind, Request, RustAlloc, DONE_BYTES, REQUEST_BYTES};
 
     #[panic_handler]
     fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -81,7 +55,7 @@ mod program {
             }
             // SAFETY: the driver sends `realloc`/`free` only for live blocks of this program,
             // with the layout they were given.
-            let done = unsafe { execute(&Rust, &request) };
+            let done = unsafe { execute(&RustAlloc, &request) };
             let ok = done.fault == Fault::None;
             match request.kind {
                 Kind::Malloc | Kind::Calloc if ok && done.result != 0 => {
