@@ -267,7 +267,10 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
          each table says its unit. Totals come from the plain build; allocator cost from the \
          probe build's calibrated per-call records; exact percentiles from every call of that \
          build, which the wasmtime meter collects. First-touch page costs inside an allocator \
-         call count as that call's cost.\n"
+         call count as that call's cost. Cases named `synthetic-*` are **synthetic** workloads, \
+         not contracts: request lists the synthetic program (`replay/synthetic`) carries out \
+         and checks (filling and verifying every block), so their totals include that checking \
+         work; compare their allocator columns.\n"
     );
     let _ = writeln!(out, "## Findings\n");
     out.push_str(&crate::findings::paragraph(inputs));

@@ -277,3 +277,36 @@ fn outside_program_mistakes_are_named() {
     ]);
     assert!(!ok && err.contains("--cases"), "{err}");
 }
+
+/// `lab replay` on a contract's own trace: the shipping allocator's calls, replayed in the
+/// replay program at the recording's heap base, cost exactly the fuel they cost in the
+/// contract, call by call (results/traces/nft-shipping.csv.zst), and the native replay agrees.
+#[test]
+fn a_recorded_trace_replays_to_the_recorded_fuel_on_shipping() {
+    let (ok, err) = lab(&["replay", "--cases", "nft", "--variants", "shipping"]);
+    assert!(ok, "{err}");
+    let csv =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/lab/replay/replay.csv");
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines
+        .find(|l| l.starts_with("nft,shipping,"))
+        .expect("nft on shipping")
+        .split(',')
+        .collect();
+    let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("replay_fuel"), col("recorded_fuel"));
+    assert_eq!(col("calls_equal"), col("steps"));
+    assert_eq!(col("fault"), "none");
+
+    let (ok, err) = lab(&[
+        "replay",
+        "--trace",
+        "no/such/trace.csv",
+        "--variants",
+        "shipping",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("no trace no/such/trace.csv"), "{err}");
+}
