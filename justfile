@@ -80,12 +80,15 @@ test: setup
 node-test:
     cargo test -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node
 
-# Format and lint: rustfmt, then clippy on the host and for every variant on wasm32v1-none.
+# Format and lint: rustfmt, then clippy on the host, for every variant and the replay programs on wasm32v1-none, and the node backend and fuzz target (their own workspaces).
 lint: setup
     cargo fmt --all --check
     cargo clippy -q --locked --workspace --all-targets -- -D warnings
     for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
+    cargo clippy -q --locked -p lab-replay -p lab-synthetic --target wasm32v1-none -- -D warnings
     cargo fmt --manifest-path harness/node/Cargo.toml --check
+    cargo fmt --manifest-path fuzz/Cargo.toml --check
+    cargo clippy -q --locked --manifest-path fuzz/Cargo.toml --target-dir target/lab/fuzz -- -D warnings
     cargo clippy -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node --all-targets -- -D warnings
 
 # Replay the recorded traces (results/traces/, from `just compare`) against every variant, natively and in Wasm under fuel, checking every step: per-variant fuel against the recording, time, divergences; a fault is shrunk to a minimal trace in target/lab/replay/. `trace=FILE` replays that trace file instead.

@@ -353,8 +353,8 @@ pub fn shrink(w: &Workload, mut fails: impl FnMut(&Workload) -> Result<bool>) ->
     let mut n = 2;
     while slots.len() >= 2 {
         let chunk = slots.len().div_ceil(n);
-        let mut reduced = false;
-        for i in 0..n {
+        let mut reduced = None;
+        for i in 0..slots.len().div_ceil(chunk) {
             let without: Vec<u32> = slots
                 .iter()
                 .enumerate()
@@ -362,17 +362,17 @@ pub fn shrink(w: &Workload, mut fails: impl FnMut(&Workload) -> Result<bool>) ->
                 .map(|(_, s)| *s)
                 .collect();
             if without.len() < slots.len() && fails(&keep(&without))? {
-                slots = without;
-                n = (n - 1).max(2);
-                reduced = true;
+                reduced = Some(without);
                 break;
             }
         }
-        if !reduced {
-            if n >= slots.len() {
-                break;
+        match reduced {
+            Some(smaller) => {
+                slots = smaller;
+                n = (n - 1).max(2);
             }
-            n = (n * 2).min(slots.len());
+            None if n >= slots.len() => break,
+            None => n = (n * 2).min(slots.len()),
         }
     }
     Ok(keep(&slots))

@@ -29,6 +29,10 @@ pub struct Args {
     native_only: bool,
 }
 
+/// A workload's name and, per variant, the workload with its recorded trace (when it is that
+/// variant's own recording).
+type Named = (String, Vec<(Workload, Option<Vec<trace::TraceRecord>>)>);
+
 /// One workload on one variant.
 #[derive(Serialize)]
 struct Row {
@@ -50,8 +54,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
     let out_dir = ws.root().join("target/lab/replay");
     std::fs::create_dir_all(&out_dir)?;
-    // (name, per variant: the workload and its recorded trace, if it is that variant's own)
-    let mut workloads: Vec<(String, Vec<(Workload, Option<Vec<trace::TraceRecord>>)>)> = Vec::new();
+    let mut workloads: Vec<Named> = Vec::new();
     match &args.trace {
         Some(file) => {
             let records = trace::read(file)?;

@@ -151,7 +151,7 @@ pub fn map() -> Scenario {
             inserted += 1;
             if inserted % 6 == 0 {
                 leaves.push(s.malloc(280, 8));
-                if leaves.len() % 11 == 0 {
+                if leaves.len().is_multiple_of(11) {
                     internals.push(s.malloc(376, 8));
                 }
             }

@@ -120,7 +120,7 @@ pub fn run<A: GlobalAlloc>(alloc: &A, requests: &[Request]) -> Vec<Done> {
 
 /// Encoded requests (as the replayers read them) back to requests; `None` if malformed.
 pub fn decode_all(bytes: &[u8]) -> Option<Vec<Request>> {
-    if bytes.len() % REQUEST_BYTES != 0 {
+    if !bytes.len().is_multiple_of(REQUEST_BYTES) {
         return None;
     }
     bytes

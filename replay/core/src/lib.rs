@@ -218,7 +218,7 @@ pub fn pattern(slot: u32, offset: usize) -> u8 {
 /// misplaced copy or an overlap shows; checking every byte of 256 KiB blocks made fuzzing 20
 /// times slower).
 fn sampled(i: usize, len: usize) -> bool {
-    len <= 256 || i < 128 || i + 128 >= len || i % 64 == 0
+    len <= 256 || i < 128 || i + 128 >= len || i.is_multiple_of(64)
 }
 
 /// Fills the sampled offsets of a block of `len` bytes.
@@ -265,7 +265,7 @@ pub unsafe fn execute<A: GlobalAlloc>(alloc: &A, r: &Request) -> Done {
     if r.size == 0 || (r.kind == Kind::Realloc && r.new_size == 0) {
         return done(0, Fault::BadRequest);
     }
-    let misaligned = |p: *mut u8| (p as usize) % r.align != 0;
+    let misaligned = |p: *mut u8| !(p as usize).is_multiple_of(r.align);
     match r.kind {
         Kind::Malloc | Kind::Calloc => {
             // SAFETY: non-zero size, valid layout.

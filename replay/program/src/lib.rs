@@ -32,7 +32,7 @@ mod program {
         let mut input = [0u8; MAX_REQUESTS * REQUEST_BYTES];
         let mut output = [0u8; MAX_REQUESTS * DONE_BYTES];
         let len = gcore::msg::size();
-        if len > input.len() || len % REQUEST_BYTES != 0 {
+        if len > input.len() || !len.is_multiple_of(REQUEST_BYTES) {
             // A malformed message: fail it, touching nothing.
             panic!("payload is not a whole number of requests within the limit");
         }

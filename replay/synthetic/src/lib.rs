@@ -37,7 +37,7 @@ mod program {
     extern "C" fn handle() {
         let mut input = [0u8; MAX_REQUESTS * REQUEST_BYTES];
         let len = gcore::msg::size();
-        if len > input.len() || len % REQUEST_BYTES != 0 {
+        if len > input.len() || !len.is_multiple_of(REQUEST_BYTES) {
             panic!("payload is not a whole number of requests within the limit");
         }
         gcore::msg::read(&mut input[..len]).expect("read the payload");
