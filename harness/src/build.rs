@@ -118,7 +118,19 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             cmd.current_dir(ws.root())
                 .args(["--locked", "--package", req.package])
                 .args(["--features", &features.join(",")]);
-            ws.target_dir(&config)
+            // A padded probe build (only the replay program has one) differs from its
+            // unpadded build by galloc's build-script output alone: it shares that build's
+            // directory, so each new padding rebuilds two crates, not the whole tree.
+            let dir = if req.probe && req.layout_pad > 0 {
+                BuildRequest {
+                    layout_pad: 0,
+                    ..req
+                }
+                .config()
+            } else {
+                config.clone()
+            };
+            ws.target_dir(&dir)
         }
         Some(program) => {
             let galloc = crate::external::galloc_manifest(ws, &config, &galloc_features)?;
