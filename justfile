@@ -9,11 +9,13 @@ variants_list := variants
 _default:
     @just --list -u
 
-# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), Debian's binaryen (wasm-opt, for Gear's post-processing) and DejaVu fonts (chart labels).
+# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), Debian's binaryen (wasm-opt, for Gear's post-processing), DejaVu fonts (chart labels), and g++ and flock for the fuzz target (libFuzzer is C++).
 setup:
     @rustup target list --installed | grep -qx wasm32v1-none || rustup target add wasm32v1-none
     @command -v wasm-opt >/dev/null || just _apt binaryen
     @test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || just _apt fonts-dejavu-core
+    @command -v c++ >/dev/null || just _apt g++
+    @command -v flock >/dev/null || just _apt util-linux
 
 _apt package:
     @echo "installing Debian's {{package}}"
@@ -91,12 +93,12 @@ lint: setup
     cargo clippy -q --locked --manifest-path fuzz/Cargo.toml --target-dir target/lab/fuzz -- -D warnings
     cargo clippy -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node --all-targets -- -D warnings
 
-# Replay the recorded traces (results/traces/, from `just compare`) against every variant, natively and in Wasm under fuel, checking every step: per-variant fuel against the recording, time, divergences; a fault is shrunk to a minimal trace in target/lab/replay/. `trace=FILE` replays that trace file instead.
+# Replay the recorded traces (results/traces/, from `just compare`) against every variant, natively and in Wasm under fuel, checking every step: per-variant fuel against the recording, time, divergences; a fault is shrunk to a minimal trace in target/lab/replay/. `just replay all default FILE` replays that trace file instead.
 replay variants="all" cases="default" trace="": setup
     cargo run -q --locked -p galloc-lab --bin lab -- replay --variants {{variants}} --cases {{cases}} {{ if trace != "" { "--trace " + trace } else { "" } }}
 
 # Coverage-guided fuzzing (libFuzzer, on stable through sanitizer-coverage flags) of each variant with checked request sequences, SECONDS per variant; corpus in target/lab/fuzz/corpus/<variant>, findings in target/lab/fuzz/crashes/<variant>/ (fails on any). A finding kept in allocator/tests/regressions/ becomes a test for every variant.
-fuzz variants="all" seconds="600":
+fuzz variants="all" seconds="600": setup
     #!/usr/bin/env bash
     set -euo pipefail
     export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
