@@ -15,39 +15,23 @@ use galloc_replay::{Done, Fault, Kind, Request, DONE_BYTES};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// One request of a workload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Step {
-    pub kind: Kind,
-    /// The block's slot: its allocation (`malloc`, `calloc`), later `realloc`s and `free`.
-    pub slot: u32,
-    /// The request (`malloc`, `calloc`); for `realloc` and `free` the block's size as the
-    /// trace had it (the driver uses its own record of the block).
-    pub size: usize,
-    pub align: usize,
-    pub new_size: usize,
-}
-
-impl Step {
-    fn kind_name(&self) -> &'static str {
-        match self.kind {
-            Kind::Malloc => "malloc",
-            Kind::Calloc => "calloc",
-            Kind::Realloc => "realloc",
-            Kind::Free => "free",
-        }
-    }
-}
-
-/// Requests, grouped by the message they were made in.
+/// Requests, grouped by the message they were made in. Each names its block by slot (its
+/// allocation, later `realloc`s and `free`); `ptr` is 0, as each replay has its own addresses,
+/// and for `realloc`/`free` `size` is the block's size as the trace had it (a replay uses its
+/// own record of the block).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workload {
-    pub messages: Vec<Vec<Step>>,
+    pub messages: Vec<Vec<Request>>,
+}
+
+/// The name trace files and reports give an op: the probe's own.
+pub fn op_name(kind: Kind) -> &'static str {
+    galloc::probe::Op::ALL[kind as usize].name()
 }
 
 impl Workload {
     /// Every step in order.
-    pub fn steps(&self) -> impl Iterator<Item = &Step> {
+    pub fn steps(&self) -> impl Iterator<Item = &Request> {
         self.messages.iter().flatten()
     }
 
@@ -66,15 +50,11 @@ impl Workload {
     pub fn from_trace(records: &[TraceRecord]) -> Result<Workload> {
         let mut live: HashMap<u64, u32> = HashMap::new();
         let mut next = 0u32;
-        let mut messages: Vec<Vec<Step>> = Vec::new();
+        let mut messages: Vec<Vec<Request>> = Vec::new();
         let mut current = None;
         for (i, r) in records.iter().enumerate() {
-            let kind = match r.op.as_str() {
-                "malloc" => Kind::Malloc,
-                "calloc" => Kind::Calloc,
-                "realloc" => Kind::Realloc,
-                "free" => Kind::Free,
-                other => bail!("trace row {}: unknown op `{other}`", i + 1),
+            let Some(kind) = Kind::ALL.into_iter().find(|k| op_name(*k) == r.op) else {
+                bail!("trace row {}: unknown op `{}`", i + 1, r.op);
             };
             let slot = match kind {
                 Kind::Malloc | Kind::Calloc => {
@@ -106,9 +86,10 @@ impl Workload {
                 messages.push(Vec::new());
                 current = Some(r.message);
             }
-            messages.last_mut().expect("pushed").push(Step {
+            messages.last_mut().expect("pushed").push(Request {
                 kind,
                 slot,
+                ptr: 0,
                 size: r.size as usize,
                 align: r.align as usize,
                 new_size: r.new_size as usize,
@@ -155,17 +136,6 @@ impl Replayed {
             .find(|(_, o)| o.fault != Fault::None)
             .map(|(i, o)| (i, o.fault))
     }
-
-    /// Fuel per op kind: (calls, total), in `Kind::ALL` order.
-    pub fn fuel_by_kind(&self, w: &Workload) -> [(u64, u64); 4] {
-        let mut out = [(0, 0); 4];
-        for (step, fuel) in w.steps().zip(&self.fuel) {
-            let o = &mut out[step.kind as usize];
-            o.0 += 1;
-            o.1 += fuel;
-        }
-        out
-    }
 }
 
 /// The first step at which two replays of one workload observed differently.
@@ -181,23 +151,25 @@ type Block = (usize, usize, usize);
 /// message (`pending`) goes with address 0: the program knows it, the driver not yet. `None`
 /// when the slot has no live block (an earlier refusal in this replay that the recording did
 /// not have).
-fn request(step: &Step, blocks: &HashMap<u32, Block>, pending: &HashSet<u32>) -> Option<Request> {
+fn request(
+    step: &Request,
+    blocks: &HashMap<u32, Block>,
+    pending: &HashSet<u32>,
+) -> Option<Request> {
     let (ptr, size, align) = match step.kind {
-        Kind::Malloc | Kind::Calloc => (0, step.size, step.align),
-        Kind::Realloc | Kind::Free if pending.contains(&step.slot) => (0, step.size, step.align),
+        Kind::Malloc | Kind::Calloc => return Some(*step),
+        Kind::Realloc | Kind::Free if pending.contains(&step.slot) => return Some(*step),
         Kind::Realloc | Kind::Free => *blocks.get(&step.slot)?,
     };
     Some(Request {
-        kind: step.kind,
-        slot: step.slot,
         ptr,
         size,
         align,
-        new_size: step.new_size,
+        ..*step
     })
 }
 
-fn record(step: &Step, r: &Request, done: &Done, blocks: &mut HashMap<u32, Block>) {
+fn record(step: &Request, r: &Request, done: &Done, blocks: &mut HashMap<u32, Block>) {
     if done.fault != Fault::None {
         return;
     }
@@ -287,20 +259,7 @@ pub fn natively(binary: &Path, w: &Workload, scratch: &Path) -> Result<(Replayed
     std::fs::create_dir_all(scratch)?;
     let input = scratch.join("requests.bin");
     let output = scratch.join("results.bin");
-    let bytes: Vec<u8> = w
-        .steps()
-        .flat_map(|s| {
-            Request {
-                kind: s.kind,
-                slot: s.slot,
-                ptr: 0,
-                size: s.size,
-                align: s.align,
-                new_size: s.new_size,
-            }
-            .encode()
-        })
-        .collect();
+    let bytes: Vec<u8> = w.steps().flat_map(Request::encode).collect();
     std::fs::write(&input, bytes)?;
     let out = std::process::Command::new(binary)
         .arg(&input)
@@ -395,7 +354,7 @@ pub fn write_trace(path: &Path, w: &Workload) -> Result<()> {
                 };
                 TraceRecord {
                     message: m as u64,
-                    op: s.kind_name().into(),
+                    op: op_name(s.kind).into(),
                     ptr,
                     size: s.size as u64,
                     align: s.align as u64,

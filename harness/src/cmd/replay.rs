@@ -5,13 +5,15 @@
 use anyhow::{bail, Context, Result};
 use galloc_lab::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::build::{build, BuildRequest, PostProcess};
-use galloc_lab::replay::{divergence, in_wasm, natively, shrink, write_trace, Replayed, Workload};
+use galloc_lab::replay::{
+    divergence, in_wasm, natively, op_name, shrink, write_trace, Replayed, Workload,
+};
 use galloc_lab::results::{read_csv, write_csv, ArtifactRow};
 use galloc_lab::trace;
 use galloc_lab::workspace::Workspace;
-use galloc_replay::Kind;
 use galloc_variants::Variant;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -29,9 +31,14 @@ pub struct Args {
     native_only: bool,
 }
 
-/// A workload's name and, per variant, the workload with its recorded trace (when it is that
-/// variant's own recording).
-type Named = (String, Vec<(Workload, Option<Vec<trace::TraceRecord>>)>);
+/// A workload's name, the package whose recording it is (its probe builds' heap base is
+/// where the replay program's heap must start), and per variant the workload with its
+/// recorded trace (when it is that variant's own recording).
+struct Named {
+    name: String,
+    package: Option<&'static str>,
+    per_variant: Vec<(Workload, Option<Vec<trace::TraceRecord>>)>,
+}
 
 /// One workload on one variant.
 #[derive(Serialize)]
@@ -65,7 +72,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 .and_then(|n| n.to_str())
                 .map(|n| n.split('.').next().unwrap_or(n).to_owned())
                 .unwrap_or_else(|| "trace".into());
-            workloads.push((name, variants.iter().map(|_| (w.clone(), None)).collect()));
+            workloads.push(Named {
+                name,
+                package: None,
+                per_variant: variants.iter().map(|_| (w.clone(), None)).collect(),
+            });
         }
         None => {
             for case in &cases {
@@ -80,16 +91,30 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                         .with_context(|| format!("trace {}", path.display()))?;
                     per_variant.push((w, Some(records)));
                 }
-                workloads.push((case.id.to_owned(), per_variant));
+                workloads.push(Named {
+                    name: case.id.to_owned(),
+                    package: Some((case.make)().package),
+                    per_variant,
+                });
             }
         }
     }
 
+    let mut programs = Programs {
+        ws,
+        artifacts: read_csv(&ws.results_dir().join("artifacts.csv"))?,
+        built: HashMap::new(),
+    };
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for (vi, v) in variants.iter().enumerate() {
         let native = native_replayer(ws, v)?;
-        for (name, per_variant) in &workloads {
+        for Named {
+            name,
+            package,
+            per_variant,
+        } in &workloads
+        {
             let (w, records) = &per_variant[vi];
             let scratch = out_dir.join("scratch").join(v.id);
             let (replayed, nanos) = natively(&native, w, &scratch)?;
@@ -114,14 +139,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 failures.push(format!(
                     "{name} on {}: step {step} ({}): {}; minimal trace ({} steps): {}",
                     v.id,
-                    w.steps().nth(step).map_or("?", |s| kind_name(s.kind)),
+                    w.steps().nth(step).map_or("?", |s| op_name(s.kind)),
                     fault.name(),
                     minimal.len(),
                     path.display()
                 ));
             }
             if !args.native_only {
-                let code = replay_program(ws, v, name, records.is_some())?;
+                let code = programs.get(v, package.filter(|_| records.is_some()))?;
                 let start = Instant::now();
                 let mut backend = WasmtimeBackend::new()?;
                 let wasm = in_wasm(&mut backend, &code, w)
@@ -158,7 +183,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
 
     // Differential: every variant replaying the same workload must observe the same.
-    for (name, per_variant) in &workloads {
+    for Named {
+        name, per_variant, ..
+    } in &workloads
+    {
         let same: Vec<usize> = (0..variants.len())
             .filter(|&i| per_variant[i].0 == per_variant[0].0)
             .collect();
@@ -230,10 +258,6 @@ fn write_calls(
     write_csv(path, &rows)
 }
 
-fn kind_name(k: Kind) -> &'static str {
-    ["malloc", "calloc", "realloc", "free"][k as usize]
-}
-
 fn print_table(rows: &[Row]) {
     println!("| case | variant | steps | native ms | wasm s | replay fuel | recorded fuel | calls equal | fault |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
@@ -283,62 +307,57 @@ fn native_replayer(ws: &Workspace, v: &Variant) -> Result<PathBuf> {
     Ok(target.join("release/replay-native"))
 }
 
-/// The replay program for `v` (probe build), padded so that its `__heap_base` is that of the
-/// contract whose trace it replays: the allocator then sees the same addresses and the same
-/// heap-base tail as in the recording.
-fn replay_program(
-    ws: &Workspace,
-    v: &'static Variant,
-    case: &str,
-    recorded: bool,
-) -> Result<Vec<u8>> {
-    let request = |layout_pad| BuildRequest {
-        package: "lab-replay",
-        variant: v,
-        probe: true,
-        post: PostProcess::Gear,
-        layout_pad,
-        extra_features: "",
-        external: None,
-    };
-    let plain = build(ws, request(0))?;
-    let target = if recorded {
-        recorded_heap_base(ws, case, v)?
-    } else {
-        None
-    };
-    let (Some(target), Some(base)) = (target, plain.heap_base) else {
-        return Ok(plain.bytes);
-    };
-    if target < base {
-        bail!(
-            "the replay program's heap starts at {base}, above the recorded contract's {target}: \
-             it cannot be padded down to it"
-        );
-    }
-    if target == base {
-        return Ok(plain.bytes);
-    }
-    let padded = build(ws, request(target - base))?;
-    if padded.heap_base != Some(target) {
-        bail!(
-            "padding the replay program by {} put its heap at {:?}, not {target}",
-            target - base,
-            padded.heap_base
-        );
-    }
-    Ok(padded.bytes)
+/// The replay program per variant and heap base, built once per run.
+struct Programs<'a> {
+    ws: &'a Workspace,
+    /// results/artifacts.csv: the recorded builds' heap bases.
+    artifacts: Vec<ArtifactRow>,
+    built: HashMap<(&'static str, Option<&'static str>), Vec<u8>>,
 }
 
-/// `__heap_base` of the probe build whose trace `case` on `v` is (results/artifacts.csv).
-fn recorded_heap_base(ws: &Workspace, case: &str, v: &Variant) -> Result<Option<u32>> {
-    let Some(c) = galloc_lab::scenario::CASES.iter().find(|c| c.id == case) else {
-        return Ok(None);
-    };
-    let package = (c.make)().package;
-    let rows: Vec<ArtifactRow> = read_csv(&ws.results_dir().join("artifacts.csv"))?;
-    Ok(rows
-        .iter()
-        .find(|r| r.package == package && r.variant == v.id && r.build == "probe")
-        .map(|r| r.heap_base))
+impl Programs<'_> {
+    /// The replay program for `v` (probe build), padded so that its `__heap_base` is that of
+    /// `package`'s probe build on `v` (the recording): the allocator then sees the same
+    /// addresses and the same heap-base tail. Unpadded without a recording.
+    fn get(&mut self, v: &'static Variant, package: Option<&'static str>) -> Result<Vec<u8>> {
+        if let Some(code) = self.built.get(&(v.id, package)) {
+            return Ok(code.clone());
+        }
+        let request = |layout_pad| BuildRequest {
+            package: "lab-replay",
+            variant: v,
+            probe: true,
+            post: PostProcess::Gear,
+            layout_pad,
+            extra_features: "",
+            external: None,
+        };
+        let plain = build(self.ws, request(0))?;
+        let target = package.and_then(|package| {
+            self.artifacts
+                .iter()
+                .find(|r| r.package == package && r.variant == v.id && r.build == "probe")
+                .map(|r| r.heap_base)
+        });
+        let code = match (target, plain.heap_base) {
+            (Some(target), Some(base)) if target < base => bail!(
+                "the replay program's heap starts at {base}, above the recorded contract's \
+                 {target}: it cannot be padded down to it"
+            ),
+            (Some(target), Some(base)) if target > base => {
+                let padded = build(self.ws, request(target - base))?;
+                if padded.heap_base != Some(target) {
+                    bail!(
+                        "padding the replay program by {} put its heap at {:?}, not {target}",
+                        target - base,
+                        padded.heap_base
+                    );
+                }
+                padded.bytes
+            }
+            _ => plain.bytes,
+        };
+        self.built.insert((v.id, package), code.clone());
+        Ok(code)
+    }
 }

@@ -81,13 +81,6 @@ impl Scenario {
     }
 }
 
-impl Case {
-    /// Whether the case is a synthetic workload (the synthetic program, not a contract).
-    pub fn synthetic(&self) -> bool {
-        self.id.starts_with("synthetic-")
-    }
-}
-
 /// A case: its id, whether `just compare` runs it by default, and how to make it.
 pub struct Case {
     /// Id on the command line and in results.
