@@ -5,9 +5,17 @@
 //! through its `gear-wasm-optimizer` crate: insert `__gear_stack_end`, strip custom sections
 //! and extra exports, then `wasm-opt -O4` — the `.opt.wasm` Gear programs deploy.
 //!
-//! Each (variant, probe) pair gets its own cargo target directory, so editing one variant
-//! rebuilds only that variant and cargo's own freshness check skips what is up to date. Paths
-//! are remapped (our only addition to the builder's flags; it changes nothing but the text of
+//! Every configuration (variant, probe, extra features, padding) is built in one shared cargo
+//! target directory: cargo hashes a unit's features into its file names, so each configuration
+//! keeps its own `galloc`, `gstd` and program units while the ~230 MB of host tools
+//! (proc-macros, build scripts) and the dependencies below `galloc` are built once, not once
+//! per configuration (26 copies filled a CI disk). Two things make that sound: cargo leaves
+//! the hash off a path package's `cdylib` unless `__CARGO_DEFAULT_LIB_METADATA` is set (the
+//! variable rustc's own build sets for the same reason), so it is set and every configuration
+//! gets its own `.wasm`; and cargo re-links the unhashed copy it leaves beside `deps/` on every
+//! build, fresh or not, so a lock is held from `cargo` until that copy is read, and a parallel
+//! build of another configuration cannot swap it in between. Editing one variant still rebuilds
+//! only that variant: cargo's freshness check is per unit. Paths are remapped (our only addition to the builder's flags; it changes nothing but the text of
 //! panic locations) so the bytes do not depend on where the repository or cargo's registry
 //! is checked out: sizes and hashes are comparable across machines.
 
@@ -92,11 +100,17 @@ pub struct Artifact {
 /// Builds `req` with [`PROFILE`] for [`TARGET`] and collects (and post-processes) the `.wasm`.
 pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
-    let mut galloc_features = vec![req.variant.feature];
+    let mut galloc_features = vec![req.variant.feature.to_owned()];
     if req.probe {
-        galloc_features.push("probe");
+        galloc_features.push("probe".into());
     }
-    galloc_features.extend(req.extra_features.split(',').filter(|f| !f.is_empty()));
+    galloc_features.extend(
+        req.extra_features
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned),
+    );
+    galloc_features.extend(layout_pad_features(req.layout_pad)?);
     let cargo_home = std::env::var("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cargo")))
@@ -118,22 +132,11 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             cmd.current_dir(ws.root())
                 .args(["--locked", "--package", req.package])
                 .args(["--features", &features.join(",")]);
-            // A padded probe build (only the replay program has one) differs from its
-            // unpadded build by galloc's build-script output alone: it shares that build's
-            // directory, so each new padding rebuilds two crates, not the whole tree.
-            let dir = if req.probe && req.layout_pad > 0 {
-                BuildRequest {
-                    layout_pad: 0,
-                    ..req
-                }
-                .config()
-            } else {
-                config.clone()
-            };
-            ws.target_dir(&dir)
+            ws.wasm_target_dir()
         }
         Some(program) => {
-            let galloc = crate::external::galloc_manifest(ws, &config, &galloc_features)?;
+            let features: Vec<&str> = galloc_features.iter().map(String::as_str).collect();
+            let galloc = crate::external::galloc_manifest(ws, &config, &features)?;
             let dir = program.manifest.parent().unwrap_or(ws.root());
             cmd.current_dir(dir)
                 .arg("--manifest-path")
@@ -144,7 +147,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
                     galloc.display().to_string()
                 ))
                 .args(crate::external::profile_config(ws, PROFILE)?);
-            ws.target_dir(&format!("external/{}/{config}", req.package))
+            ws.target_dir(&format!("external/{}", req.package))
         }
     };
     cmd.arg("--target-dir")
@@ -152,8 +155,15 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .arg("--")
         .args(builder_rustc_flags()?)
         .env("RUSTFLAGS", remap)
-        .env("GALLOC_LAYOUT_PAD", req.layout_pad.to_string())
+        .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    std::fs::create_dir_all(&target_dir)
+        .with_context(|| format!("cannot create {}", target_dir.display()))?;
+    let lock_path = target_dir.join("lab-build.lock");
+    let lock = std::fs::File::create(&lock_path)
+        .with_context(|| format!("cannot create {}", lock_path.display()))?;
+    lock.lock()
+        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
     let mut run = || {
         cmd.output()
             .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))
@@ -184,6 +194,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let built = target_dir.join(TARGET).join(PROFILE).join(&file);
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
+    drop(lock);
     let dir = ws.artifacts_dir().join(req.package);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")?;
@@ -215,6 +226,23 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         sha256,
         heap_base,
     })
+}
+
+/// Largest padding [`layout_pad_features`] can express (bytes).
+pub const MAX_LAYOUT_PAD: u32 = (1 << 20) - 16;
+
+/// `galloc`'s `layout-pad-<2^k>` features whose sum is `pad`: the padding travels as features,
+/// not as an environment variable, so that cargo gives each padding its own units in the shared
+/// target directory instead of rebuilding one set back and forth. Heap bases are 16-aligned,
+/// so every padding the lab needs is a multiple of 16.
+fn layout_pad_features(pad: u32) -> Result<Vec<String>> {
+    if pad % 16 != 0 || pad > MAX_LAYOUT_PAD {
+        bail!("a layout padding of {pad} bytes cannot be built: it must be a multiple of 16 up to {MAX_LAYOUT_PAD}");
+    }
+    Ok((4..20)
+        .filter(|k| pad & (1 << k) != 0)
+        .map(|k| format!("layout-pad-{}", 1u32 << k))
+        .collect())
 }
 
 /// The flags gear-wasm-builder 2.0 passes to `rustc` for the program crate, by rustc version

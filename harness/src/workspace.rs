@@ -41,10 +41,16 @@ impl Workspace {
         self.root.join("results")
     }
 
-    /// Cargo's target directory for one build configuration, so that switching variants never
-    /// invalidates another variant's build.
-    pub fn target_dir(&self, config: &str) -> PathBuf {
-        self.root.join("target/variants").join(config)
+    /// Cargo's target directory named `name` under `target/variants/`: a program outside the
+    /// workspace (`external/<package>`), `lab replay`'s native replayer per variant.
+    pub fn target_dir(&self, name: &str) -> PathBuf {
+        self.root.join("target/variants").join(name)
+    }
+
+    /// Cargo's target directory for every Wasm program build, shared by all configurations
+    /// (see [`crate::build`] for why that is sound).
+    pub fn wasm_target_dir(&self) -> PathBuf {
+        self.root.join("target/variants/wasm")
     }
 
     /// Where finished artifacts are collected under predictable names.

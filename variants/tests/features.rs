@@ -11,6 +11,11 @@ const NOT_VARIANTS: &[&str] = &[
     "gate-canary", // extra work per malloc, for the regression gate's own test
 ];
 
+/// `layout-pad-<bytes>`: a bit of the static padding the lab adds to line up heap bases.
+fn is_layout_pad(feature: &str) -> bool {
+    feature.starts_with("layout-pad-")
+}
+
 #[test]
 fn registry_matches_allocator_features() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../allocator/Cargo.toml");
@@ -23,7 +28,7 @@ fn registry_matches_allocator_features() {
     let declared: BTreeSet<&str> = features
         .keys()
         .map(String::as_str)
-        .filter(|f| !NOT_VARIANTS.contains(f))
+        .filter(|f| !NOT_VARIANTS.contains(f) && !is_layout_pad(f))
         .collect();
     let registered: BTreeSet<&str> = VARIANTS.iter().map(|v| v.feature).collect();
     assert_eq!(
@@ -33,6 +38,16 @@ fn registry_matches_allocator_features() {
     for f in NOT_VARIANTS {
         assert!(features.contains_key(*f), "allocator feature `{f}` missing");
     }
+    // The padding bits: every power of two from 16 B, so that every multiple of 16 below
+    // 1 MiB has exactly one set of them (the lab's `layout_pad_features`).
+    let mut pads: Vec<u32> = features
+        .keys()
+        .filter(|f| is_layout_pad(f))
+        .map(|f| f["layout-pad-".len()..].parse().expect("layout-pad-<bytes>"))
+        .collect();
+    let expected: Vec<u32> = (4..20).map(|k| 1 << k).collect();
+    pads.sort_unstable();
+    assert_eq!(pads, expected, "galloc's layout-pad-<bytes> features");
     assert_eq!(
         features["default"].as_array().map(Vec::len),
         Some(0),
