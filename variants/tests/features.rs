@@ -43,7 +43,11 @@ fn registry_matches_allocator_features() {
     let mut pads: Vec<u32> = features
         .keys()
         .filter(|f| is_layout_pad(f))
-        .map(|f| f["layout-pad-".len()..].parse().expect("layout-pad-<bytes>"))
+        .map(|f| {
+            f["layout-pad-".len()..]
+                .parse()
+                .expect("layout-pad-<bytes>")
+        })
         .collect();
     let expected: Vec<u32> = (4..20).map(|k| 1 << k).collect();
     pads.sort_unstable();
