@@ -236,7 +236,7 @@ pub const MAX_LAYOUT_PAD: u32 = (1 << 20) - 16;
 /// target directory instead of rebuilding one set back and forth. Heap bases are 16-aligned,
 /// so every padding the lab needs is a multiple of 16.
 fn layout_pad_features(pad: u32) -> Result<Vec<String>> {
-    if pad % 16 != 0 || pad > MAX_LAYOUT_PAD {
+    if !pad.is_multiple_of(16) || pad > MAX_LAYOUT_PAD {
         bail!("a layout padding of {pad} bytes cannot be built: it must be a multiple of 16 up to {MAX_LAYOUT_PAD}");
     }
     Ok((4..20)
