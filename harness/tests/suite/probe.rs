@@ -2,8 +2,10 @@
 //! build's heap-base twin is a per-message constant plus a constant per call of each op.
 //! Gas is deterministic, so the relation is asserted to hold exactly for most messages and to
 //! within a few instructions for the rest: keeping each call's record for the host makes the
-//! probe build's copy of `realloc` differ from the plain build's by an instruction or two on
-//! some paths (1-2 fuel, about 1-2K gas).
+//! probe build's copy of `realloc` and `free` differ from the plain build's by a few
+//! instructions on some paths (1-4 fuel, about 2K gas each). How many is up to LTO's inlining
+//! and moves with unrelated changes (the crates' metadata hashes alone took shipping from 2
+//! to 4 fuel), so the bounds below are the measured worst case, not a derived one.
 
 use galloc_lab::backend::BackendKind;
 use galloc_lab::measure::{measure_case, validate, Builds};
@@ -56,7 +58,7 @@ fn check(variant_id: &str, backend: BackendKind, min_exact_pct: f64, max_residua
 
 #[test]
 fn relation_holds_for_shipping() {
-    check("shipping", BackendKind::Gtest, 90.0, 5_000);
+    check("shipping", BackendKind::Gtest, 90.0, 8_000);
 }
 
 #[test]
@@ -69,6 +71,6 @@ fn relation_holds_for_the_default_variant() {
 /// Fuel has no page charges: the same relation, in instructions.
 #[test]
 fn relation_holds_in_fuel() {
-    check("shipping", BackendKind::Wasmtime, 90.0, 2);
+    check("shipping", BackendKind::Wasmtime, 90.0, 4);
     check(galloc_variants::DEFAULT, BackendKind::Wasmtime, 90.0, 10);
 }
