@@ -3,8 +3,10 @@
 //! the lab's own executable — so a warm `just compare` re-runs only what changed.
 //!
 //! Gas and fuel are deterministic functions of those inputs, so a kept run *is* the run; the
-//! key includes the executable (its path, size and modification time) so that any change to
-//! the harness, a backend or a dependency invalidates every entry.
+//! key includes the SHA-256 of the executable, so that any change to the harness, a backend or
+//! a dependency invalidates every entry. Its bytes, not its modification time: the harness
+//! links `galloc` (the probe's record types), so editing the allocator relinks `lab`, and a
+//! relink that changes nothing in it must not throw away the runs of every unchanged variant.
 
 use crate::backend::{BackendKind, PageCounts, Unit};
 use crate::build::hex;
@@ -31,16 +33,11 @@ impl RunCache {
     /// The cache under `dir` (created on first store).
     pub fn new(dir: PathBuf) -> Result<Self> {
         let exe = std::env::current_exe().context("cannot locate the lab's executable")?;
-        let meta =
-            std::fs::metadata(&exe).with_context(|| format!("cannot read {}", exe.display()))?;
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
+        let bytes =
+            std::fs::read(&exe).with_context(|| format!("cannot read {}", exe.display()))?;
         Ok(RunCache {
             dir,
-            harness: format!("{}:{}:{modified}", exe.display(), meta.len()),
+            harness: hex(&Sha256::digest(&bytes)),
         })
     }
 

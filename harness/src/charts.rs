@@ -249,7 +249,7 @@ fn canvas(path: &Path, width: u32, height: u32) -> DrawingArea<BitMapBackend<'_>
 fn grouped_bars(
     area: &DrawingArea<BitMapBackend<'_>, Shift>,
     path: &Path,
-    title: &str,
+    title: Option<&str>,
     y_desc: &str,
     groups: &[String],
     series: &[&'static Variant],
@@ -263,8 +263,11 @@ fn grouped_bars(
         .fold(0f64, |a, &b| a.max(b));
     let top = if max > 0.0 { max * 1.15 } else { 1.0 };
     let n = series.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, (FONT, 26))
+    let mut builder = ChartBuilder::on(area);
+    if let Some(title) = title {
+        builder.caption(title, (FONT, 24));
+    }
+    let mut chart = builder
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(90)
@@ -300,9 +303,7 @@ fn grouped_bars(
             .draw_series(bars.iter().map(|&(x, v)| {
                 Rectangle::new([(x + width * 0.05, 0.0), (x + width * 0.95, v)], c.filled())
             }))
-            .map_err(draw_err(path))?
-            .label(variant.id)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+            .map_err(draw_err(path))?;
         // Value labels only where a bar is wide enough to hold one.
         let bar_px = area.dim_in_pixel().0 as usize / (series.len() * groups.len()).max(1);
         if bar_px >= 34 {
@@ -322,14 +323,6 @@ fn grouped_bars(
                 .map_err(draw_err(path))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 18))
-        .draw()
-        .map_err(draw_err(path))?;
     Ok(())
 }
 
@@ -353,10 +346,16 @@ fn total_share(totals: &[TotalRow], backend: &str, path: &Path) -> Result<()> {
         .collect();
     let unit = unit_of(totals, backend);
     let root = canvas(path, W, H);
-    grouped_bars(
+    let body = header(
         &root,
         path,
         &format!("Allocator share of total {unit} per case ({backend})"),
+        series.iter().copied(),
+    )?;
+    grouped_bars(
+        &body,
+        path,
+        None,
         &format!("allocator {unit} / total {unit} (%)"),
         &groups,
         &series,
@@ -376,7 +375,13 @@ fn avg_per_op(ops: &[OpRow], case: &str, path: &Path) -> Result<()> {
         }
     }
     let root = canvas(path, W, H);
-    let panels = root.split_evenly((1, backends.len()));
+    let body = header(
+        &root,
+        path,
+        &format!("{case}: average cost of an allocator call, per op"),
+        ordered(rows.iter().map(|r| r.variant.as_str())),
+    )?;
+    let panels = body.split_evenly((1, backends.len()));
     for (panel, backend) in panels.iter().zip(&backends) {
         let mine: Vec<&&OpRow> = rows.iter().filter(|r| r.backend == *backend).collect();
         let groups: Vec<String> = galloc::probe::Op::ALL
@@ -402,7 +407,7 @@ fn avg_per_op(ops: &[OpRow], case: &str, path: &Path) -> Result<()> {
         grouped_bars(
             panel,
             path,
-            &format!("{case}: average {unit} per call ({backend})"),
+            Some(&format!("average {unit} per call ({backend})")),
             &format!("{unit} per call"),
             &groups,
             &series,
@@ -434,18 +439,15 @@ fn distribution(
         })
         .collect();
     let root = canvas(path, W, H);
-    let (title, body) = root.split_vertically(80);
-    title
-        .draw(&Text::new(
-            format!(
-                "{case}: fuel of every allocator call (wasmtime, exact records): box p25–p75, \
-                 black bar median, whiskers p5–p95, dot p99, × max"
-            ),
-            (20, 12),
-            (FONT, 20),
-        ))
-        .map_err(draw_err(path))?;
-    legend_strip(&title, path, per_variant.iter().map(|(v, _)| *v), 48)?;
+    let body = header(
+        &root,
+        path,
+        &format!(
+            "{case}: fuel of every allocator call (wasmtime, exact records): box p25–p75, \
+             black bar median, whiskers p5–p95, dot p99, × max"
+        ),
+        per_variant.iter().map(|(v, _)| *v),
+    )?;
     let panels = body.split_evenly((1, ops.len()));
     for (panel, op) in panels.iter().zip(&ops) {
         let sets: Vec<(&Variant, Vec<u64>)> = per_variant
@@ -530,23 +532,48 @@ fn distribution(
     root.present().map_err(draw_err(path))
 }
 
-/// A row of colour keys (one per variant) across `area`, at `y` pixels from its top.
-fn legend_strip<'a>(
-    area: &DrawingArea<BitMapBackend<'_>, Shift>,
-    path: &Path,
-    variants: impl Iterator<Item = &'a Variant>,
-    y: i32,
-) -> Result<()> {
-    let mut x = 20;
+/// Pixels from the left edge where each key of `variants` starts, and its row, wrapping at
+/// `width`: every variant gets a key, however many there are.
+fn key_layout<'a>(variants: &[&'a Variant], width: i32) -> Vec<(&'a Variant, i32, i32)> {
+    let (mut x, mut row) = (20, 0);
+    let mut keys = Vec::new();
     for v in variants {
-        let c = colour(v.id);
-        area.draw(&Rectangle::new([(x, y), (x + 16, y + 16)], c.filled()))
-            .map_err(draw_err(path))?;
-        area.draw(&Text::new(v.id, (x + 22, y), (FONT, 18)))
-            .map_err(draw_err(path))?;
-        x += 40 + 10 * v.id.len() as i32;
+        // A 16 px swatch, a gap, about 10 px per character of the id at 18 px, and a space.
+        let w = 40 + 10 * v.id.len() as i32;
+        if x + w > width - 10 && x > 20 {
+            (x, row) = (20, row + 1);
+        }
+        keys.push((*v, x, row));
+        x += w;
     }
-    Ok(())
+    keys
+}
+
+/// Draws `title` and a colour key for `variants` across the top of `root`, and returns the
+/// area below it for the plot: the key sits above the data, never over it.
+fn header<'a, 'b>(
+    root: &DrawingArea<BitMapBackend<'a>, Shift>,
+    path: &Path,
+    title: &str,
+    variants: impl IntoIterator<Item = &'b Variant>,
+) -> Result<DrawingArea<BitMapBackend<'a>, Shift>> {
+    const TITLE: i32 = 46;
+    const ROW: i32 = 26;
+    let variants: Vec<&Variant> = variants.into_iter().collect();
+    let keys = key_layout(&variants, root.dim_in_pixel().0 as i32);
+    let rows = keys.iter().map(|(_, _, r)| r + 1).max().unwrap_or(0);
+    let (top, body) = root.split_vertically(TITLE + rows * ROW + 8);
+    top.draw(&Text::new(title.to_string(), (20, 12), (FONT, 22)))
+        .map_err(draw_err(path))?;
+    for (v, x, row) in keys {
+        let y = TITLE + row * ROW;
+        let c = colour(v.id);
+        top.draw(&Rectangle::new([(x, y), (x + 16, y + 16)], c.filled()))
+            .map_err(draw_err(path))?;
+        top.draw(&Text::new(v.id, (x + 22, y), (FONT, 18)))
+            .map_err(draw_err(path))?;
+    }
+    Ok(body)
 }
 
 fn counts_label(counts: &[usize]) -> String {
@@ -600,12 +627,16 @@ fn per_message(messages: &[MessageRow], case: &str, backend: &str, path: &Path) 
         .find(|(v, _)| v.id == REFERENCE)
         .map(|(_, p)| running(p));
     let root = canvas(path, W, H + 200);
-    let (upper, lower) = root.split_vertically((H + 200) / 2);
+    let body = header(
+        &root,
+        path,
+        &format!("{case}: {unit} per message over the scenario ({backend})"),
+        series.values().map(|(v, _)| *v),
+    )?;
+    let height = body.dim_in_pixel().1;
+    let (upper, lower) = body.split_vertically(height / 2);
     let mut chart = ChartBuilder::on(&upper)
-        .caption(
-            format!("{case}: {unit} per message ({backend})"),
-            (FONT, 24),
-        )
+        .caption(format!("{unit} per message"), (FONT, 20))
         .margin(14)
         .x_label_area_size(45)
         .y_label_area_size(90)
@@ -628,18 +659,8 @@ fn per_message(messages: &[MessageRow], case: &str, backend: &str, path: &Path) 
                 points.iter().map(|&(i, cost)| (i as f64, cost as f64)),
                 c.stroke_width(1),
             ))
-            .map_err(draw_err(path))?
-            .label(v.id)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+            .map_err(draw_err(path))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 16))
-        .draw()
-        .map_err(draw_err(path))?;
 
     let Some(reference) = reference else {
         return root.present().map_err(draw_err(path));
@@ -669,8 +690,8 @@ fn per_message(messages: &[MessageRow], case: &str, backend: &str, path: &Path) 
     let (lo, hi) = (lo - pad, hi + pad);
     let mut chart = ChartBuilder::on(&lower)
         .caption(
-            format!("{case}: running total {unit} against {REFERENCE} (%)"),
-            (FONT, 24),
+            format!("running total {unit} against {REFERENCE} (%)"),
+            (FONT, 20),
         )
         .margin(14)
         .x_label_area_size(45)
