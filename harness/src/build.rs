@@ -15,7 +15,18 @@
 //! gets its own `.wasm`; and cargo re-links the unhashed copy it leaves beside `deps/` on every
 //! build, fresh or not, so a lock is held from `cargo` until that copy is read, and a parallel
 //! build of another configuration cannot swap it in between. Editing one variant still rebuilds
-//! only that variant: cargo's freshness check is per unit. Paths are remapped (our only addition to the builder's flags; it changes nothing but the text of
+//! only that variant: cargo's freshness check is per unit.
+//!
+//! A warm `just compare` asks for ~140 builds and cargo's check that one is fresh costs ~0.4 s,
+//! most of a warm run. So each build of the lab's own packages leaves a stamp
+//! (`target/lab/stamps/`): the key of everything cargo could read — every file of the
+//! repository outside `target/`, `.git/`, `results/` and `images/` (size and modification
+//! time), the exact command and environment, `rustc -vV`, cargo's own config files — and the
+//! SHA-256 of the `.wasm` it produced. A build whose key and collected `.wasm` match its stamp
+//! skips cargo; anything else, down to touching a file, goes through cargo as before.
+//! Programs outside the repository are always built through cargo.
+//!
+//! Paths are remapped (our only addition to the builder's flags; it changes nothing but the text of
 //! panic locations) so the bytes do not depend on where the repository or cargo's registry
 //! is checked out: sizes and hashes are comparable across machines.
 
@@ -52,7 +63,7 @@ pub struct BuildRequest<'a> {
     pub probe: bool,
     /// What to do with the linker's output.
     pub post: PostProcess,
-    /// Bytes of padding after the allocator's static state (`GALLOC_LAYOUT_PAD`), to give a
+    /// Bytes of padding after the allocator's static state (galloc's `layout-pad-*`), to give a
     /// plain build its probe build's heap base; 0 for every build that is reported as is.
     pub layout_pad: u32,
     /// More `galloc` features, comma-separated ("" for none): not variants, but switches a
@@ -157,6 +168,15 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .env("RUSTFLAGS", remap)
         .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    let dir = ws.artifacts_dir().join(req.package);
+    let raw = dir.join(format!("{config}.wasm"));
+    let stamp = match req.external {
+        None => Some(Stamp::new(ws, req.package, &config, &cmd, &cargo_home)?),
+        Some(_) => None,
+    };
+    if let Some(bytes) = stamp.as_ref().and_then(|s| s.fresh(&raw)) {
+        return finish(req, config, dir, raw, bytes, true);
+    }
     std::fs::create_dir_all(&target_dir)
         .with_context(|| format!("cannot create {}", target_dir.display()))?;
     let lock_path = target_dir.join("lab-build.lock");
@@ -195,16 +215,30 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     drop(lock);
-    let dir = ws.artifacts_dir().join(req.package);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")?;
-    let raw = dir.join(format!("{config}.wasm"));
     let unchanged = std::fs::read(&raw).is_ok_and(|old| old == bytes);
     if !unchanged {
         let tmp = temp_beside(&raw);
         std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
         publish(&tmp, &raw)?;
     }
+    if let Some(stamp) = &stamp {
+        stamp.write(&bytes)?;
+    }
+    finish(req, config, dir, raw, bytes, unchanged)
+}
+
+/// Post-processes the collected `raw` copy (`bytes`) as `req` asks; `unchanged` says the
+/// collected copy was already these bytes, so a post-processed file beside it is current.
+fn finish(
+    req: BuildRequest<'_>,
+    config: String,
+    dir: PathBuf,
+    raw: PathBuf,
+    bytes: Vec<u8>,
+    unchanged: bool,
+) -> Result<Artifact> {
+    let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")?;
     let path = match req.post {
         PostProcess::None => raw,
         PostProcess::Gear => {
@@ -226,6 +260,124 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         sha256,
         heap_base,
     })
+}
+
+/// A build's stamp: the key of what cargo would read for it, and where the key and the hash
+/// of the `.wasm` it produced are kept.
+struct Stamp {
+    path: PathBuf,
+    key: String,
+}
+
+impl Stamp {
+    fn new(
+        ws: &Workspace,
+        package: &str,
+        config: &str,
+        cmd: &Command,
+        cargo_home: &Path,
+    ) -> Result<Self> {
+        let mut h = Sha256::new();
+        h.update(tree_key(ws.root(), cargo_home)?.as_bytes());
+        h.update(format!("{:?}", cmd.get_program()).as_bytes());
+        for arg in cmd.get_args() {
+            h.update(format!("\0{arg:?}").as_bytes());
+        }
+        for (k, v) in cmd.get_envs() {
+            h.update(format!("\0{k:?}={v:?}").as_bytes());
+        }
+        h.update(format!("\0{:?}", cmd.get_current_dir()).as_bytes());
+        Ok(Stamp {
+            path: ws
+                .root()
+                .join("target/lab/stamps")
+                .join(package)
+                .join(format!("{config}.stamp")),
+            key: hex(&h.finalize()),
+        })
+    }
+
+    /// The collected `.wasm`'s bytes, if the stamp says cargo would rebuild nothing and they
+    /// are the bytes cargo produced then.
+    fn fresh(&self, raw: &Path) -> Option<Vec<u8>> {
+        let stamp = std::fs::read_to_string(&self.path).ok()?;
+        let (key, sha256) = stamp.trim_end().split_once(' ')?;
+        if key != self.key {
+            return None;
+        }
+        let bytes = std::fs::read(raw).ok()?;
+        (hex(&Sha256::digest(&bytes)) == sha256).then_some(bytes)
+    }
+
+    fn write(&self, bytes: &[u8]) -> Result<()> {
+        let dir = self.path.parent().expect("a stamp has a directory");
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let tmp = temp_beside(&self.path);
+        let line = format!("{} {}\n", self.key, hex(&Sha256::digest(bytes)));
+        std::fs::write(&tmp, line).with_context(|| format!("cannot write {}", tmp.display()))?;
+        publish(&tmp, &self.path)
+    }
+}
+
+/// The key of what any build of the lab's packages can read besides the registry's sources
+/// (which `Cargo.lock` pins): every file of the repository outside `target/`, `.git/` and
+/// what the lab writes (`results/`, `images/`) by path, size and modification time; the
+/// environment cargo and rustc read (`CARGO*`, `RUST*`); cargo's own config files; and
+/// `rustc -vV`. Computed once per process: a file edited during a run changes the next run's
+/// key, so at worst that run goes through cargo.
+fn tree_key(root: &Path, cargo_home: &Path) -> Result<String> {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(key) = KEY.get() {
+        return Ok(key.clone());
+    }
+    let key = tree_key_now(root, cargo_home)?;
+    Ok(KEY.get_or_init(|| key).clone())
+}
+
+fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
+    let mut files = Vec::new();
+    let skip = ["target", ".git", "results", "images"].map(|d| root.join(d));
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?
+        {
+            let path = entry?.path();
+            if skip.contains(&path) {
+                continue;
+            }
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.extend(["config", "config.toml"].map(|f| cargo_home.join(f)));
+    files.sort();
+    let mut h = Sha256::new();
+    for file in &files {
+        let Ok(meta) = std::fs::metadata(file) else {
+            continue;
+        };
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        h.update(format!("{}\0{}\0{modified}\n", file.display(), meta.len()).as_bytes());
+    }
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("CARGO") || k.starts_with("RUST"))
+        .collect();
+    env.sort();
+    h.update(format!("{env:?}").as_bytes());
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .context("cannot run rustc")?;
+    h.update(&rustc.stdout);
+    Ok(hex(&h.finalize()))
 }
 
 /// Largest padding [`layout_pad_features`] can express (bytes).
@@ -322,4 +474,53 @@ fn publish(from: &Path, to: &Path) -> Result<()> {
 /// Lower-case hex of `bytes`.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key moves with any file cargo could read and ignores what the lab writes itself.
+    #[test]
+    fn tree_key_follows_sources_not_outputs() {
+        let root = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        for d in ["src", "target", "results"] {
+            std::fs::create_dir(root.path().join(d)).unwrap();
+        }
+        std::fs::write(root.path().join("src/lib.rs"), "fn a() {}").unwrap();
+        let key = || tree_key_now(root.path(), home.path()).unwrap();
+        let first = key();
+        assert_eq!(key(), first);
+        std::fs::write(root.path().join("target/x.wasm"), "out").unwrap();
+        std::fs::write(root.path().join("results/totals.csv"), "out").unwrap();
+        assert_eq!(key(), first, "outputs must not move the key");
+        std::fs::write(root.path().join("src/lib.rs"), "fn b() {}").unwrap();
+        let edited = key();
+        assert_ne!(edited, first, "an edit must move the key");
+        std::fs::write(root.path().join("src/new.rs"), "").unwrap();
+        assert_ne!(key(), edited, "a new file must move the key");
+        std::fs::write(home.path().join("config.toml"), "[build]").unwrap();
+        assert_ne!(key(), edited, "cargo's config must move the key");
+    }
+
+    /// A stamp vouches only for its own key and for the very bytes it was written with.
+    #[test]
+    fn stamp_is_fresh_only_for_its_key_and_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = dir.path().join("p.wasm");
+        let stamp = |key: &str| Stamp {
+            path: dir.path().join("stamps/p/v.stamp"),
+            key: key.into(),
+        };
+        assert_eq!(stamp("k").fresh(&raw), None, "no stamp yet");
+        std::fs::write(&raw, b"wasm").unwrap();
+        stamp("k").write(b"wasm").unwrap();
+        assert_eq!(stamp("k").fresh(&raw), Some(b"wasm".to_vec()));
+        assert_eq!(stamp("other").fresh(&raw), None, "another key");
+        std::fs::write(&raw, b"changed").unwrap();
+        assert_eq!(stamp("k").fresh(&raw), None, "the collected copy changed");
+        std::fs::remove_file(&raw).unwrap();
+        assert_eq!(stamp("k").fresh(&raw), None, "the collected copy is gone");
+    }
 }
