@@ -398,8 +398,18 @@ fn layout_pad_features(pad: u32) -> Result<Vec<String>> {
 }
 
 /// The flags gear-wasm-builder 2.0 passes to `rustc` for the program crate, by rustc version
-/// (`CargoCommand::new` in gear-wasm-optimizer).
+/// (`CargoCommand::new` in gear-wasm-optimizer). Asked once per process: a run builds ~140
+/// configurations and each `rustc --version` through rustup's proxy costs tens of milliseconds.
 fn builder_rustc_flags() -> Result<Vec<&'static str>> {
+    static FLAGS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    if let Some(flags) = FLAGS.get() {
+        return Ok(flags.clone());
+    }
+    let flags = builder_rustc_flags_now()?;
+    Ok(FLAGS.get_or_init(|| flags).clone())
+}
+
+fn builder_rustc_flags_now() -> Result<Vec<&'static str>> {
     let out = Command::new("rustc")
         .arg("--version")
         .output()
