@@ -372,12 +372,23 @@ fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
         .collect();
     env.sort();
     h.update(format!("{env:?}").as_bytes());
-    let rustc = Command::new("rustc")
+    h.update(rustc_version()?.as_bytes());
+    Ok(hex(&h.finalize()))
+}
+
+/// `rustc -vV`, asked once per process: a run builds ~140 configurations and each call
+/// through rustup's proxy costs tens of milliseconds. Its first line is `rustc --version`.
+fn rustc_version() -> Result<&'static str> {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(version) = VERSION.get() {
+        return Ok(version);
+    }
+    let out = Command::new("rustc")
         .arg("-vV")
         .output()
         .context("cannot run rustc")?;
-    h.update(&rustc.stdout);
-    Ok(hex(&h.finalize()))
+    let version = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok(VERSION.get_or_init(|| version))
 }
 
 /// Largest padding [`layout_pad_features`] can express (bytes).
@@ -398,23 +409,9 @@ fn layout_pad_features(pad: u32) -> Result<Vec<String>> {
 }
 
 /// The flags gear-wasm-builder 2.0 passes to `rustc` for the program crate, by rustc version
-/// (`CargoCommand::new` in gear-wasm-optimizer). Asked once per process: a run builds ~140
-/// configurations and each `rustc --version` through rustup's proxy costs tens of milliseconds.
+/// (`CargoCommand::new` in gear-wasm-optimizer).
 fn builder_rustc_flags() -> Result<Vec<&'static str>> {
-    static FLAGS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    if let Some(flags) = FLAGS.get() {
-        return Ok(flags.clone());
-    }
-    let flags = builder_rustc_flags_now()?;
-    Ok(FLAGS.get_or_init(|| flags).clone())
-}
-
-fn builder_rustc_flags_now() -> Result<Vec<&'static str>> {
-    let out = Command::new("rustc")
-        .arg("--version")
-        .output()
-        .context("cannot run rustc")?;
-    let version = String::from_utf8_lossy(&out.stdout);
+    let version = rustc_version()?.lines().next().unwrap_or_default();
     let minor: u32 = version
         .split(['.', ' '])
         .nth(2)
