@@ -136,36 +136,163 @@ impl<S: PageSource> Backend for PageBackend<S> {
     const GRANULARITY: usize = PAGE_SIZE;
 }
 
+/// Pages whose granules [`ExactBackend`] tracks: all of Gear's memory (512 pages, 32 MiB) on
+/// Wasm; on the host, the largest simulated memory the tests use, with room to spare.
+#[cfg(target_arch = "wasm32")]
+const TRACKED_PAGES: usize = 512;
+#[cfg(not(target_arch = "wasm32"))]
+const TRACKED_PAGES: usize = 4096;
+
 /// Exact regions for dlmalloc with granularity `G` bytes (below a page), carved from pages of
 /// a [`PageSource`].
+///
+/// Regions start and end on `G` boundaries (the first, from the heap-base tail, ends on one),
+/// so one page can hold parts of several regions and of the spare run. Each page's granules
+/// (its `PAGE_SIZE / G` pieces of `G` bytes) are tracked in a bit mask: a bit is set while
+/// dlmalloc or the spare run holds that granule, and the page goes back to Gear when its mask
+/// empties. Without this, a page shared by two regions was never freed (each release only
+/// freed the pages wholly inside it), and such stranded pages cut Gear's page space into runs
+/// too short for a large request while most of the memory was free (README, "Variants").
 pub struct ExactBackend<S, const G: usize> {
     pages: PageBackend<S>,
     /// Memory taken from the source (or the heap-base tail) that no region holds yet, as
-    /// (start, bytes).
+    /// (start, bytes); it starts on a granule boundary except in the heap-base tail.
     spare: Cell<(*mut u8, usize)>,
+    /// Per page, the granules held (bit `i`: bytes `i * G .. (i + 1) * G` of the page).
+    held: [Cell<u8>; TRACKED_PAGES],
 }
 
-// SAFETY: the spare run is memory this backend owns (taken from its source, handed to nobody);
-// moving the backend to another thread moves that ownership with it.
+// SAFETY: the spare run and the pages in `held` are memory this backend owns (taken from its
+// source, handed to nobody but dlmalloc); moving the backend moves that ownership with it.
 unsafe impl<S: Send, const G: usize> Send for ExactBackend<S, G> {}
 
 impl<S, const G: usize> ExactBackend<S, G> {
+    /// Granules per page; a `u8` mask holds them all for every granularity from 8 KiB up.
+    const GRANULES: usize = {
+        assert!(G.is_power_of_two() && G < PAGE_SIZE && PAGE_SIZE / G <= 8);
+        PAGE_SIZE / G
+    };
+
     /// A backend that has handed out nothing yet.
     pub const fn new(source: S) -> Self {
         ExactBackend {
             pages: PageBackend::new(source),
             spare: Cell::new((ptr::null_mut(), 0)),
+            held: [const { Cell::new(0) }; TRACKED_PAGES],
         }
     }
 }
 
 impl<S: PageSource, const G: usize> ExactBackend<S, G> {
-    /// Whole pages for at least `bytes` bytes, as (start, length).
+    /// Whole pages for at least `bytes` bytes, as (start, length), every granule held.
     fn pages_for(&self, bytes: usize) -> Option<(*mut u8, usize)> {
         let source = &self.pages.source;
         let pages = u32::try_from(bytes.div_ceil(PAGE_SIZE)).ok()?;
         let first = source.alloc(pages)?;
+        let full = (((1u16 << Self::GRANULES) - 1) & 0xff) as u8;
+        for page in first..first + pages {
+            if let Some(mask) = self.held.get(page as usize) {
+                mask.set(full);
+            }
+        }
         Some((source.page_addr(first), pages as usize * PAGE_SIZE))
+    }
+
+    /// The first page the source hands out: the pages before it (static data, and the page
+    /// the heap-base tail is in) are never returned.
+    fn first_source_page(&self) -> u32 {
+        let source = &self.pages.source;
+        source.page_of(source.heap_base().wrapping_sub(1)) + 1
+    }
+
+    /// Gives up `start..start + len` (granule-aligned at the end; the start too unless it is
+    /// in the heap-base tail's static page): its granules are no longer held, and every page
+    /// left with no granule held goes back to the source, one `free_range` per run of pages.
+    fn release(&self, start: *mut u8, len: usize) {
+        let source = &self.pages.source;
+        let end = start as usize + len;
+        let first_source = self.first_source_page();
+        // Whole granules only: a partial first one (in the static page) is nobody's to free.
+        let mut at = (start as usize).next_multiple_of(G);
+        let mut run: Option<(u32, u32)> = None;
+        while at < end {
+            let addr = start.wrapping_add(at - start as usize);
+            let page = source.page_of(addr);
+            let page_start = source.page_addr(page) as usize;
+            let page_end = (page_start + PAGE_SIZE).min(end);
+            let emptied = if page < first_source {
+                false
+            } else if let Some(mask) = self.held.get(page as usize) {
+                let first_bit = (at - page_start) / G;
+                let bits = (page_end - at) / G;
+                let clear = (((1u16 << bits) - 1) << first_bit) as u8;
+                mask.set(mask.get() & !clear);
+                mask.get() == 0
+            } else {
+                // Beyond the table (only a host memory larger than any test's): free a page
+                // only when the range covers it whole.
+                at == page_start && page_end == page_start + PAGE_SIZE
+            };
+            if emptied {
+                run = match run {
+                    Some((first, last)) if last + 1 == page => Some((first, page)),
+                    Some((first, last)) => {
+                        source.free_range(first, last);
+                        Some((page, page))
+                    }
+                    None => Some((page, page)),
+                };
+            }
+            at = page_end;
+        }
+        if let Some((first, last)) = run {
+            source.free_range(first, last);
+        }
+    }
+
+    /// Gives up `start..start + len` and, when it ends where the spare run starts, gives the
+    /// spare up too and keeps as the new spare whatever of the first page stays held, so the
+    /// next region continues the segment dlmalloc just trimmed instead of opening another.
+    fn give_back(&self, start: *mut u8, len: usize) {
+        let (spare, spare_len) = self.spare.get();
+        if spare_len > 0 && start.wrapping_add(len) == spare {
+            self.spare.set((ptr::null_mut(), 0));
+            self.release(start, len + spare_len);
+            let page_end = self
+                .pages
+                .source
+                .page_addr(self.pages.source.page_of(start) + 1);
+            let page = self.pages.source.page_of(start);
+            // The page is still ours when something before `start` on it is held, or when it
+            // is the heap-base tail's static page (never returned, never tracked).
+            let still_held = !(start as usize).is_multiple_of(PAGE_SIZE)
+                && (page < self.first_source_page()
+                    || self.held.get(page as usize).is_some_and(|m| m.get() != 0));
+            if still_held {
+                let rest = page_end as usize - start as usize;
+                self.hold(start, rest);
+                self.spare.set((start, rest));
+            }
+        } else {
+            self.release(start, len);
+        }
+    }
+
+    /// Marks the granules of `start..start + len` (granule-aligned) as held again.
+    fn hold(&self, start: *mut u8, len: usize) {
+        let source = &self.pages.source;
+        let mut at = start as usize;
+        let end = at + len;
+        while at < end {
+            let page = source.page_of(start.wrapping_add(at - start as usize));
+            let page_start = source.page_addr(page) as usize;
+            let page_end = (page_start + PAGE_SIZE).min(end);
+            if let Some(mask) = self.held.get(page as usize) {
+                let bits = (((1u16 << ((page_end - at) / G)) - 1) << ((at - page_start) / G)) as u8;
+                mask.set(mask.get() | bits);
+            }
+            at = page_end;
+        }
     }
 }
 
@@ -174,11 +301,13 @@ impl<S: PageSource, const G: usize> Backend for ExactBackend<S, G> {
 }
 
 // SAFETY: regions are exact, never overlapping slices of the heap-base tail and of pages from
-// the source, each handed out once; only whole pages inside a region dlmalloc frees go back.
+// the source, each handed out once; a page goes back to the source only once no region and
+// not the spare run hold any granule of it.
 unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for ExactBackend<S, G> {
-    /// A region of exactly `size` bytes from the spare run, extended by fresh pages when they
-    /// follow it (Gear hands out the lowest free pages, so they normally do). A spare run too
-    /// short and not followed by the new pages is left unused (it is less than one request).
+    /// A region of `size` bytes (a multiple of `G`), rounded up to end on a granule boundary,
+    /// from the spare run, extended by fresh pages when they follow it (Gear hands out the
+    /// lowest free pages, so they normally do). A spare run too short and not followed by the
+    /// new pages is given up (it is less than one request).
     fn alloc(&self, size: usize) -> (*mut u8, usize, u32) {
         let fail = (ptr::null_mut(), 0, 0);
         if !self.pages.tail_taken.get() {
@@ -192,17 +321,29 @@ unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for ExactBackend<
             };
             if len > 0 && start.wrapping_add(len) == fresh {
                 len += fresh_len;
-            } else if fresh_len >= size {
-                (start, len) = (fresh, fresh_len);
             } else {
-                // Not next to the spare run and short without it: swap for a long enough run.
-                self.pages.release(fresh, fresh_len);
-                let Some(run) = self.pages_for(size) else {
-                    return fail;
-                };
-                (start, len) = run;
+                if len > 0 {
+                    self.release(start, len);
+                }
+                if fresh_len >= size {
+                    (start, len) = (fresh, fresh_len);
+                } else {
+                    // Not next to the spare run and short without it: swap for a long
+                    // enough run.
+                    self.release(fresh, fresh_len);
+                    self.spare.set((ptr::null_mut(), 0));
+                    let Some(run) = self.pages_for(size) else {
+                        return fail;
+                    };
+                    (start, len) = run;
+                }
             }
         }
+        // End on a granule boundary (only the heap-base tail's region starts off one).
+        let size = (start as usize + size)
+            .next_multiple_of(G)
+            .min(start as usize + len)
+            - start as usize;
         self.spare.set((start.wrapping_add(size), len - size));
         (start, size, 0)
     }
@@ -212,11 +353,14 @@ unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for ExactBackend<
     }
 
     fn free_part(&self, ptr: *mut u8, oldsize: usize, newsize: usize) -> bool {
-        self.pages.free_part(ptr, oldsize, newsize)
+        // The trimmed granules are no longer dlmalloc's whether or not a page went back.
+        self.give_back(ptr.wrapping_add(newsize), oldsize - newsize);
+        true
     }
 
     fn free(&self, ptr: *mut u8, size: usize) -> bool {
-        self.pages.free(ptr, size)
+        self.give_back(ptr, size);
+        true
     }
 
     fn can_release_part(&self, flags: u32) -> bool {

@@ -74,6 +74,10 @@ impl<B: Backend, F: Front> crate::variant::Composed for Heap<B, F> {
     fn in_buffer(&self, ptr: *const u8) -> bool {
         Heap::in_buffer(self, ptr)
     }
+    fn trim(&self) -> bool {
+        // SAFETY: dlmalloc's own entry point, under the lock.
+        self.with(|s| unsafe { s.dl.trim(0) })
+    }
 }
 
 impl<B: Backend, F: Front> Heap<B, F> {

@@ -24,6 +24,12 @@ pub trait Composed: GlobalAlloc {
     fn in_buffer(&self, _ptr: *const u8) -> bool {
         false
     }
+    /// Gives back every page the allocator can (dlmalloc's `trim(0)`: the top's free pages and
+    /// every segment with nothing live); `true` if any went back. What Gear's next allocator
+    /// does at the end of every message; a no-op where there is nothing to trim.
+    fn trim(&self) -> bool {
+        false
+    }
 }
 
 /// The items of an `active` module whose allocator is the lab's dlmalloc heap on `$backend`
@@ -304,6 +310,11 @@ mod built {
     pub fn in_buffer(host: &Host, ptr: *const u8) -> Option<bool> {
         Some(Composed::in_buffer(host, ptr))
     }
+
+    #[cfg(not(target_family = "wasm"))]
+    pub fn trim(host: &Host) -> bool {
+        Composed::trim(host)
+    }
 }
 
 /// The shipped allocator, unchanged.
@@ -330,6 +341,12 @@ mod built {
     #[cfg(not(target_family = "wasm"))]
     pub fn in_buffer(_host: &Host, _ptr: *const u8) -> Option<bool> {
         None
+    }
+
+    /// gear-dlmalloc's global instance has no trim entry point.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn trim(_host: &Host) -> bool {
+        false
     }
 }
 
@@ -393,6 +410,12 @@ impl HostAlloc {
     /// Whether `ptr` is a static-buffer cell; `None` if the allocator cannot tell.
     pub fn in_buffer(&self, ptr: *const u8) -> Option<bool> {
         built::in_buffer(&self.alloc, ptr)
+    }
+
+    /// Gives back every page the allocator can, as Gear's next allocator does at the end of
+    /// each message ([`Composed::trim`]); `true` if any went back.
+    pub fn trim(&self) -> bool {
+        built::trim(&self.alloc)
     }
 
     /// The simulated page source; `None` for `shipping`, which has its own.

@@ -117,6 +117,20 @@ impl HostPages {
         self.map().peak
     }
 
+    /// The longest run of free pages: the most pages one `alloc` could still get. Beside
+    /// [`pages_in_use`](Self::pages_in_use) it tells fragmentation of Gear's page space from
+    /// memory really in use.
+    pub fn longest_free_run(&self) -> u32 {
+        let map = self.map();
+        let statics = self.0.config.static_pages as usize;
+        let (mut run, mut longest) = (0u32, 0u32);
+        for &used in &map.used[statics..] {
+            run = if used { 0 } else { run + 1 };
+            longest = longest.max(run);
+        }
+        longest
+    }
+
     /// Calls of `alloc` and `free_range` so far.
     pub fn calls(&self) -> (u64, u64) {
         let map = self.map();
