@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{drive, env_or, Mix};
+use common::{drive, env_or, with_random_align, Mix};
 use galloc::source::{HostConfig, PAGE_SIZE};
 use galloc::variant::{HostAlloc, ID, RETURNS_PAGES, REUSES};
 use rand::rngs::SmallRng;
@@ -54,12 +54,7 @@ fn layout(rng: &mut SmallRng) -> Layout {
         8500..=9989 => rng.gen_range(129..=4096),
         _ => rng.gen_range(4097..=1 << 20),
     };
-    let align = match rng.gen_range(0..100) {
-        0..=84 => 1 << rng.gen_range(0..=3),
-        85..=94 => 16,
-        _ => 1 << rng.gen_range(5..=12),
-    };
-    Layout::from_size_align(size, align).expect("valid layout")
+    with_random_align(rng, size)
 }
 
 #[test]

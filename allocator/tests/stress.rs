@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{drive, env_or, Mix};
+use common::{drive, env_or, with_random_align, Mix};
 use galloc::source::HostConfig;
 use galloc::variant::{HostAlloc, ID, REUSES};
 use rand::rngs::SmallRng;
@@ -24,12 +24,7 @@ fn random_layout(rng: &mut SmallRng) -> Layout {
         90..=97 => rng.gen_range(1025..=16 * 1024),
         _ => rng.gen_range(16 * 1024 + 1..=256 * 1024),
     };
-    let align = match rng.gen_range(0..100) {
-        0..=84 => 1 << rng.gen_range(0..=3),
-        85..=94 => 16,
-        _ => 1 << rng.gen_range(5..=12),
-    };
-    Layout::from_size_align(size, align).expect("valid layout")
+    with_random_align(rng, size)
 }
 
 #[test]

@@ -271,6 +271,16 @@ pub fn drive(heap: &HostAlloc, ops: u64, seed: u64, mix: &Mix) -> Outcome {
     }
 }
 
+/// `size` bytes with the alignments programs ask for: mostly 1–8, some 16, a few 32–4,096.
+pub fn with_random_align(rng: &mut SmallRng, size: usize) -> Layout {
+    let align = match rng.gen_range(0..100) {
+        0..=84 => 1 << rng.gen_range(0..=3),
+        85..=94 => 16,
+        _ => 1 << rng.gen_range(5..=12),
+    };
+    Layout::from_size_align(size, align).expect("valid layout")
+}
+
 pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
         Ok(v) => v
