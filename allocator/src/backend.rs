@@ -152,7 +152,8 @@ const TRACKED_PAGES: usize = 4096;
 /// dlmalloc or the spare run holds that granule, and the page goes back to Gear when its mask
 /// empties. Without this, a page shared by two regions was never freed (each release only
 /// freed the pages wholly inside it), and such stranded pages cut Gear's page space into runs
-/// too short for a large request while most of the memory was free (README, "Variants").
+/// too short for a large request while most of the memory was free (README, "Long runs on
+/// Gear's memory").
 pub struct ExactBackend<S, const G: usize> {
     pages: PageBackend<S>,
     /// Memory taken from the source (or the heap-base tail) that no region holds yet, as
@@ -258,11 +259,9 @@ impl<S: PageSource, const G: usize> ExactBackend<S, G> {
         if spare_len > 0 && start.wrapping_add(len) == spare {
             self.spare.set((ptr::null_mut(), 0));
             self.release(start, len + spare_len);
-            let page_end = self
-                .pages
-                .source
-                .page_addr(self.pages.source.page_of(start) + 1);
-            let page = self.pages.source.page_of(start);
+            let source = &self.pages.source;
+            let page = source.page_of(start);
+            let page_end = source.page_addr(page + 1);
             // The page is still ours when something before `start` on it is held, or when it
             // is the heap-base tail's static page (never returned, never tracked).
             let still_held = !(start as usize).is_multiple_of(PAGE_SIZE)

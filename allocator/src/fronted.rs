@@ -112,4 +112,7 @@ impl<F: Front, A: crate::variant::Composed> crate::variant::Composed for Fronted
     fn in_buffer(&self, ptr: *const u8) -> bool {
         self.front.with(|f| f.owns(ptr))
     }
+    fn trim(&self) -> bool {
+        self.back.trim()
+    }
 }
