@@ -116,7 +116,7 @@ fuzz variants="all" seconds="600": setup
         fi
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-        echo "fuzz: $v: {{seconds}} s, $runs runs, $cov, no finding"
+        echo "fuzz: $v: {{seconds}} s, $runs runs ($((runs / {{seconds}})) a second), $cov, no finding"
     done
 
 # Exactly what CI runs.

@@ -1,7 +1,8 @@
 //! dlmalloc's platform boundary ([`dlmalloc::Allocator`]) over any [`PageSource`].
 //!
-//! dlmalloc asks for regions of at least its granularity. [`PageBackend`] (dlmalloc's default
-//! granularity, one 64 KiB page) serves them in whole pages. The first request also takes the
+//! dlmalloc asks for regions of at least its granularity. [`PageBackend`] serves them in whole
+//! pages (at dlmalloc's default granularity, one 64 KiB page, or at a smaller one as Gear's next
+//! allocator does: dlmalloc then gets the whole pages anyway). The first request also takes the
 //! tail of the page holding `__heap_base` (the bytes static data leaves free), as Gear's
 //! allocators do: when the pages the source returns begin right after that tail, the two form
 //! one region, and when the tail alone is enough no page is taken at all.
@@ -26,14 +27,20 @@ pub trait Backend: dlmalloc::Allocator {
     const GRANULARITY: usize;
 }
 
-/// Pages for dlmalloc, from a [`PageSource`], in whole pages.
-pub struct PageBackend<S> {
+/// Pages for dlmalloc, from a [`PageSource`], in whole pages, with dlmalloc configured for
+/// granularity `G` (a page unless said otherwise).
+///
+/// A region is returned only in whole pages: what dlmalloc gives back is freed from the first
+/// page boundary at or after its start. Gear's next allocator frees from the page *holding* the
+/// start instead, which on a trim by a sub-page granularity frees a page dlmalloc still uses
+/// (`tests/gear_next.rs` shows it; README, "Gear's next allocator").
+pub struct PageBackend<S, const G: usize = PAGE_SIZE> {
     source: S,
     /// Whether the heap-base tail has been handed out.
     tail_taken: Cell<bool>,
 }
 
-impl<S> PageBackend<S> {
+impl<S, const G: usize> PageBackend<S, G> {
     /// A backend that has handed out nothing yet.
     pub const fn new(source: S) -> Self {
         PageBackend {
@@ -51,7 +58,7 @@ impl<S> PageBackend<S> {
     }
 }
 
-impl<S: PageSource> PageBackend<S> {
+impl<S: PageSource, const G: usize> PageBackend<S, G> {
     /// The unused tail of `__heap_base`'s page, aligned for dlmalloc: `(start, bytes)`.
     fn heap_tail(&self) -> (*mut u8, usize) {
         crate::source::heap_tail(&self.source, REGION_ALIGN)
@@ -74,7 +81,7 @@ impl<S: PageSource> PageBackend<S> {
 
 // SAFETY: regions are whole pages from the source (or the heap-base tail, which nobody else
 // uses), are handed out once, and are only returned to the source when dlmalloc frees them.
-unsafe impl<S: PageSource> dlmalloc::Allocator for PageBackend<S> {
+unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for PageBackend<S, G> {
     fn alloc(&self, size: usize) -> (*mut u8, usize, u32) {
         let (tail, tail_len) = if self.tail_taken.get() {
             (ptr::null_mut(), 0)
@@ -132,8 +139,8 @@ unsafe impl<S: PageSource> dlmalloc::Allocator for PageBackend<S> {
     }
 }
 
-impl<S: PageSource> Backend for PageBackend<S> {
-    const GRANULARITY: usize = PAGE_SIZE;
+impl<S: PageSource, const G: usize> Backend for PageBackend<S, G> {
+    const GRANULARITY: usize = G;
 }
 
 /// Pages whose granules [`ExactBackend`] tracks: all of Gear's memory (512 pages, 32 MiB) on

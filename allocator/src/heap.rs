@@ -60,6 +60,14 @@ impl<B: Backend, F: Front> Heap<B, F> {
         }
     }
 
+    /// The same heap with dlmalloc's periodic release pass off (its "max release check rate"
+    /// 0): segments with nothing live then go back only when the heap is trimmed. Gear's next
+    /// allocator runs so, trimming at the end of every message instead.
+    pub const fn without_release_checks(mut self) -> Self {
+        self.state.get_mut().dl.set_max_release_check_rate(0);
+        self
+    }
+
     /// Whether `ptr` is a cell of the static buffer.
     pub fn in_buffer(&self, ptr: *const u8) -> bool {
         let _guard = self.lock.lock();

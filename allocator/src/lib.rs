@@ -71,3 +71,20 @@ pub static ALLOC: Global = {
         probe::Probe::new(variant::selected(), probe::GearGas)
     }
 };
+
+/// The selected variant's instance inside [`ALLOC`] (under the probe when there is one).
+#[cfg(target_arch = "wasm32")]
+#[allow(
+    dead_code,
+    reason = "only variants that act at the end of a message use it"
+)]
+fn installed() -> &'static variant::Selected {
+    #[cfg(not(feature = "probe"))]
+    {
+        &ALLOC
+    }
+    #[cfg(feature = "probe")]
+    {
+        ALLOC.inner()
+    }
+}

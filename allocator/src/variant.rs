@@ -70,6 +70,7 @@ at_most_one_variant!(
     "granularity-32k",
     "granularity-16k",
     "granularity-8k",
+    "gear-next",
     "bump",
     "talc",
     "rlsf",
@@ -124,6 +125,7 @@ impl CellLayout for MultiCells {
     feature = "granularity-32k",
     feature = "granularity-16k",
     feature = "granularity-8k",
+    feature = "gear-next",
     feature = "bump",
     feature = "talc",
     feature = "rlsf",
@@ -181,6 +183,39 @@ macro_rules! granularity_variant {
 granularity_variant!("granularity-32k", 32);
 granularity_variant!("granularity-16k", 16);
 granularity_variant!("granularity-8k", 8);
+
+/// Gear's next allocator (gear master, feature `new-allocator`): dlmalloc with granularity
+/// 16 KiB over whole Gear pages, the periodic release pass off, and `trim(0)` at the end of
+/// every message ([`TRIMS_AT_MESSAGE_END`]). One deliberate difference: a trim frees from the
+/// first page boundary after the kept part, where Gear's frees the page the kept part ends in
+/// (README, "Gear's next allocator").
+#[cfg(feature = "gear-next")]
+mod active {
+    use crate::buffer::{CellClass, NoBuffer};
+    pub const ID: &str = "gear-next";
+    pub const CELLS: Option<&[CellClass]> = Some(&[]);
+    /// The variant's allocator over pages of `S`.
+    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S, { 16 * 1024 }>, NoBuffer>;
+    /// The variant's allocator over `source`, having served nothing.
+    pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
+        crate::heap::Heap::new(crate::backend::PageBackend::new(source)).without_release_checks()
+    }
+}
+
+/// Whether the selected variant gives back what it can (`Composed::trim`) at the end of every
+/// message, as Gear's next allocator does from a `gcore` destructor. Host tests model a
+/// message end by calling [`HostAlloc::trim`].
+pub const TRIMS_AT_MESSAGE_END: bool = cfg!(feature = "gear-next");
+
+// The trim at the end of every entry point (`init`, `handle`, ...): gcore's destructors run
+// there (wasm-ld wraps each export), registered at the priority Gear's own allocator uses (20;
+// gcore's own set-up runs at 10).
+#[cfg(all(feature = "gear-next", target_arch = "wasm32"))]
+gcore::dtor! {
+    unsafe extern "C" fn 20() {
+        Composed::trim(crate::installed());
+    }
+}
 
 /// The lab's design: dlmalloc behind small-block slabs with out-of-band metadata.
 #[cfg(feature = "slabs")]

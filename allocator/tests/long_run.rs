@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{drive, env_or, with_random_align, Mix};
+use common::{drive, env_or, message_ops, with_random_align, Mix};
 use galloc::source::{HostConfig, PAGE_SIZE};
 use galloc::variant::{HostAlloc, ID, RETURNS_PAGES, REUSES};
 use rand::rngs::SmallRng;
@@ -46,6 +46,14 @@ const EMPTY_PAGES: u32 = 33;
 /// the same seeds). Gear's next allocator calls `trim(0)` at the end of every message for this.
 const HOLDS_UNTIL_TRIMMED: &[&str] = &["granularity-32k", "granularity-16k", "granularity-8k"];
 
+/// Variants kept as yardsticks that are known to strand pages on this load, so the test asserts
+/// that they still do (a change in either direction then shows): `gear-next`, the design of
+/// Gear's next allocator. Its trims at the end of each message give up the top in 16 KiB steps
+/// over a whole-page backend; each trim that ends inside a page leaves the rest of that page to
+/// nobody (dlmalloc forgets it, Gear still counts it held), and those pages cut Gear's page
+/// space into runs too short for a large block (README, "Gear's next allocator").
+const STRANDS_PAGES: &[&str] = &["gear-next"];
+
 /// The load: mostly the small objects contracts make (1–128 B), some buffers up to 4 KiB, and
 /// now and then (1 in 1,000) a block of up to 1 MiB; alignments mostly up to 16, up to 4,096.
 fn layout(rng: &mut SmallRng) -> Layout {
@@ -71,6 +79,7 @@ fn long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages() {
     let mix = Mix {
         layout,
         max_live: 5_000,
+        message_ops: message_ops(),
     };
     let run = drive(&heap, ops, seed, &mix);
     let peak_pages = heap.pages().map(|p| p.peak_pages());
@@ -90,6 +99,22 @@ fn long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages() {
         .iter()
         .filter(|n| n.live_bytes + n.size <= SERVED_LIVE_BYTES)
         .collect();
+    if STRANDS_PAGES.contains(&ID) {
+        // The expectation is for the default run; with other settings the figures are printed.
+        let defaults = [
+            "GALLOC_MESSAGE_OPS",
+            "GALLOC_LONG_RUN_OPS",
+            "GALLOC_LONG_RUN_SEED",
+        ]
+        .iter()
+        .all(|v| std::env::var_os(v).is_none());
+        assert!(
+            !defaults || !wrongly_refused.is_empty(),
+            "{ID} was expected to refuse requests with memory free (README, \"Gear's next \
+             allocator\") and refused none: update the README and take it off STRANDS_PAGES"
+        );
+        return;
+    }
     assert!(
         wrongly_refused.is_empty(),
         "{ID}: {} of {} refusals with at most {SERVED_LIVE_BYTES} bytes live (request \

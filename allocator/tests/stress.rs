@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{drive, env_or, with_random_align, Mix};
+use common::{drive, env_or, message_ops, with_random_align, Mix};
 use galloc::source::HostConfig;
 use galloc::variant::{HostAlloc, ID, REUSES};
 use rand::rngs::SmallRng;
@@ -40,6 +40,7 @@ fn randomized_ops_against_a_shadow_model() {
     let mix = Mix {
         layout: random_layout,
         max_live: 1_000,
+        message_ops: message_ops(),
     };
     let run = drive(&heap, ops, seed, &mix);
     assert!(run.nulls.is_empty(), "{ID}: refused {:?}", run.nulls[0]);

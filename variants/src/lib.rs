@@ -115,6 +115,15 @@ pub const VARIANTS: &[Variant] = &[
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
     },
     Variant {
+        id: "gear-next",
+        feature: "gear-next",
+        label: "Gear's next (gear master)",
+        origin: Origin::Study2025,
+        summary: "The 2025 study's answer as gear master's `new-allocator` builds it: upstream \
+                  dlmalloc at granularity 16 KiB over whole Gear pages, release checks off, \
+                  `trim(0)` at the end of every message (a trim frees whole pages only).",
+    },
+    Variant {
         id: "bump",
         feature: "bump",
         label: "bump (never frees)",

@@ -7,8 +7,31 @@
 
 use super::{PageSource, PAGE_SIZE};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::vec::Vec;
+
+/// The memory of the last arena dropped on this thread, kept for the next one of the same size
+/// with the pages it used (`used`), which are cleared before anyone sees them again.
+struct Spare {
+    raw: *mut u8,
+    layout: Layout,
+    used: Vec<bool>,
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        // SAFETY: an arena's allocation, made with this layout, owned by nobody else.
+        unsafe { dealloc(self.raw, self.layout) }
+    }
+}
+
+std::thread_local! {
+    /// A fuzzer makes an arena per input: fresh memory from the OS each time cost a page fault
+    /// and a page clear for every 4 KiB an input touched, and the unmapping after; a kept one
+    /// costs clearing only the 64 KiB pages the last input used, when they are handed out.
+    static SPARE: Cell<Option<Spare>> = const { Cell::new(None) };
+}
 
 /// The shape of the simulated memory.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +59,11 @@ impl Default for HostConfig {
 
 struct PageMap {
     used: Vec<bool>,
+    /// Pages an earlier arena on the same memory used and nobody has cleared since; cleared
+    /// as they are handed out, so every page starts zeroed, as a fresh Gear page does.
+    stale: Vec<bool>,
+    /// Pages handed out at any time (what a next arena on this memory must clear).
+    touched: Vec<bool>,
     in_use: u32,
     peak: u32,
     /// Pages `alloc` may hand out in total; lets tests run the source dry.
@@ -76,12 +104,32 @@ impl HostPages {
         // one gets fresh, lazily zeroed pages from the OS.
         let layout = Layout::from_size_align((config.max_pages as usize + 1) * PAGE_SIZE, 16)
             .expect("host arena layout");
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { alloc_zeroed(layout) };
-        assert!(!raw.is_null(), "host arena of {} bytes", layout.size());
+        let pages = config.max_pages as usize;
+        let statics = config.static_pages as usize;
+        let (raw, stale) = match SPARE.take() {
+            Some(spare) if spare.layout == layout => {
+                // The allocation is this arena's now: not freed with the record.
+                let mut spare = std::mem::ManuallyDrop::new(spare);
+                let base = spare.raw.wrapping_add(spare.raw.align_offset(PAGE_SIZE));
+                // Static data (and the heap-base tail in it) starts zeroed too.
+                // SAFETY: the first `statics` pages lie inside the kept allocation.
+                unsafe { base.write_bytes(0, statics * PAGE_SIZE) };
+                let mut stale = std::mem::take(&mut spare.used);
+                stale[..statics].fill(false);
+                (spare.raw, stale)
+            }
+            other => {
+                drop(other);
+                // SAFETY: the layout has a non-zero size.
+                let raw = unsafe { alloc_zeroed(layout) };
+                assert!(!raw.is_null(), "host arena of {} bytes", layout.size());
+                (raw, std::vec![false; pages])
+            }
+        };
         let base = raw.wrapping_add(raw.align_offset(PAGE_SIZE));
-        let mut used = std::vec![false; config.max_pages as usize];
-        used[..config.static_pages as usize].fill(true);
+        let mut used = std::vec![false; pages];
+        used[..statics].fill(true);
+        let touched = used.clone();
         HostPages(Arc::new(Arena {
             base,
             raw,
@@ -89,6 +137,8 @@ impl HostPages {
             config,
             map: Mutex::new(PageMap {
                 used,
+                stale,
+                touched,
                 in_use: 0,
                 peak: 0,
                 budget: u32::MAX,
@@ -151,8 +201,23 @@ impl HostPages {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout and never freed elsewhere.
-        unsafe { dealloc(self.raw, self.layout) }
+        let map = self
+            .map
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Pages to clear before reuse: those this arena used and those still stale from before.
+        let used = std::mem::take(&mut map.touched)
+            .into_iter()
+            .zip(&map.stale)
+            .map(|(touched, &stale)| touched || stale)
+            .collect();
+        let kept = Spare {
+            raw: self.raw,
+            layout: self.layout,
+            used,
+        };
+        // An arena kept before is freed by being replaced.
+        SPARE.set(Some(kept));
     }
 }
 
@@ -172,6 +237,13 @@ unsafe impl PageSource for HostPages {
             if run == count {
                 let first = page + 1 - count;
                 map.used[first..=page].fill(true);
+                map.touched[first..=page].fill(true);
+                for p in first..=page {
+                    if std::mem::replace(&mut map.stale[p], false) {
+                        // SAFETY: page `p` lies inside the arena and is nobody's yet.
+                        unsafe { self.page_addr(p as u32).write_bytes(0, PAGE_SIZE) };
+                    }
+                }
                 map.in_use += count as u32;
                 map.peak = map.peak.max(map.in_use);
                 return Some(first as u32);
@@ -206,5 +278,53 @@ unsafe impl PageSource for HostPages {
 
     fn page_of(&self, addr: *const u8) -> u32 {
         ((addr as usize - self.0.base as usize) / PAGE_SIZE) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirty(pages: &HostPages, page: u32) {
+        // SAFETY: a page of the arena (handed out, or static).
+        unsafe { pages.page_addr(page).write_bytes(0xee, PAGE_SIZE) };
+    }
+
+    fn zero(pages: &HostPages, page: u32) -> bool {
+        // SAFETY: as above, read only.
+        let bytes = unsafe { std::slice::from_raw_parts(pages.page_addr(page), PAGE_SIZE) };
+        bytes.iter().all(|&b| b == 0)
+    }
+
+    #[test]
+    fn an_arena_on_kept_memory_starts_as_zeroed_as_a_fresh_one() {
+        let config = HostConfig::default();
+        let first = HostPages::new(config);
+        let a = first.alloc(3).unwrap();
+        (a..a + 3).for_each(|p| dirty(&first, p));
+        dirty(&first, config.static_pages - 1); // the heap-base tail's page
+        let old_base = first.page_addr(0);
+        drop(first);
+
+        let second = HostPages::new(config);
+        assert_eq!(second.page_addr(0), old_base, "the memory was kept");
+        assert!(zero(&second, config.static_pages - 1));
+        // A page the last arena used is cleared when handed out, once.
+        let b = second.alloc(2).unwrap();
+        assert_eq!(b, a);
+        assert!((b..b + 2).all(|p| zero(&second, p)));
+        dirty(&second, b);
+        second.free_range(b, b);
+        assert_eq!(second.alloc(1), Some(b));
+        assert!(
+            !zero(&second, b),
+            "within one arena a page keeps its bytes, as on Gear"
+        );
+        let c = second.alloc(1).unwrap();
+        assert_eq!(c, a + 2);
+        assert!(
+            zero(&second, c),
+            "still stale from the first arena: cleared"
+        );
     }
 }
