@@ -267,10 +267,9 @@ mod sample {
     use super::pattern;
 
     /// The sampled offsets below `upto` of a block of `len` bytes, as the rule in the Wasm
-    /// version says, in three parts: `0..head`, every 64th of `head..middle_end`, `tail..end`.
+    /// version says, in three parts: `0..head`, every 64th of `head..tail`, `tail..end`.
     struct Sampled {
         head: usize,
-        middle_end: usize,
         tail: usize,
         end: usize,
     }
@@ -286,7 +285,6 @@ mod sample {
             // Every part ends by `end`: the loops below step without overflow checks.
             Sampled {
                 head: head.min(end),
-                middle_end: tail.min(end),
                 tail: tail.min(end),
                 end,
             }
@@ -300,14 +298,15 @@ mod sample {
         b(0) | b(1) | b(2) | b(3) | b(4) | b(5) | b(6) | b(7)
     }
 
+    // Steps wrap: the fuzz build checks overflow, and each check is a traced comparison
+    // (offsets stay far below `usize::MAX`: they are inside a block).
+
     /// Fills the sampled offsets of a block of `len` bytes.
     ///
     /// # Safety
     /// `ptr..ptr + len` must be writable.
     pub(crate) unsafe fn fill(ptr: *mut u8, len: usize, slot: u32) {
         let s = Sampled::new(len, len);
-        // Wrapping steps: the fuzz build checks overflow, and each check is a traced comparison
-        // (offsets stay far below `usize::MAX`: they are inside a block).
         let run = |mut i: usize, end: usize| {
             while end.wrapping_sub(i) >= 8 {
                 // SAFETY: `i..i + 8` is within the block, per the caller.
@@ -326,7 +325,7 @@ mod sample {
         };
         run(0, s.head);
         let mut i = s.head;
-        while i < s.middle_end {
+        while i < s.tail {
             // SAFETY: as above.
             unsafe { ptr.add(i).write(pattern(slot, i)) };
             i = i.wrapping_add(64);
@@ -334,64 +333,68 @@ mod sample {
         run(s.tail, s.end);
     }
 
+    /// Whether any sampled byte below `upto` of a block of `len` bytes differs from what
+    /// `word(i)` / `byte(i)` expect at offset `i`. Differences are gathered and tested once,
+    /// not byte by byte.
+    ///
+    /// # Safety
+    /// `ptr..ptr + upto` must be readable.
+    #[inline(always)]
+    unsafe fn differs(
+        ptr: *const u8,
+        upto: usize,
+        len: usize,
+        word: impl Fn(usize) -> u64,
+        byte: impl Fn(usize) -> u8,
+    ) -> bool {
+        let s = Sampled::new(upto, len);
+        let mut diff = 0u64;
+        let mut run = |mut i: usize, end: usize| {
+            while end.wrapping_sub(i) >= 8 {
+                // SAFETY: `i..i + 8` is within the first `upto` bytes, per the caller.
+                let got = u64::from_le(unsafe { ptr.add(i).cast::<u64>().read_unaligned() });
+                diff |= got ^ word(i);
+                i = i.wrapping_add(8);
+            }
+            while i < end {
+                // SAFETY: as above.
+                diff |= u64::from(unsafe { ptr.add(i).read() } ^ byte(i));
+                i = i.wrapping_add(1);
+            }
+        };
+        run(0, s.head);
+        run(s.tail, s.end);
+        let mut i = s.head;
+        while i < s.tail {
+            // SAFETY: as above.
+            diff |= u64::from(unsafe { ptr.add(i).read() } ^ byte(i));
+            i = i.wrapping_add(64);
+        }
+        diff != 0
+    }
+
     /// Whether the first `upto` bytes hold what [`fill`] wrote into a block of `len` bytes.
     ///
     /// # Safety
     /// `ptr..ptr + upto` must be readable.
     pub(crate) unsafe fn holds(ptr: *const u8, upto: usize, len: usize, slot: u32) -> bool {
-        let s = Sampled::new(upto, len);
-        // Differences are gathered and tested once, not byte by byte.
-        let mut diff = 0u64;
-        let mut run = |mut i: usize, end: usize| {
-            while end.wrapping_sub(i) >= 8 {
-                // SAFETY: `i..i + 8` is within the first `upto` bytes, per the caller.
-                let word = u64::from_le(unsafe { ptr.add(i).cast::<u64>().read_unaligned() });
-                diff |= word ^ pattern_word(slot, i);
-                i = i.wrapping_add(8);
-            }
-            while i < end {
-                // SAFETY: as above.
-                diff |= u64::from(unsafe { ptr.add(i).read() } ^ pattern(slot, i));
-                i = i.wrapping_add(1);
-            }
-        };
-        run(0, s.head);
-        run(s.tail, s.end);
-        let mut i = s.head;
-        while i < s.middle_end {
-            // SAFETY: as above.
-            diff |= u64::from(unsafe { ptr.add(i).read() } ^ pattern(slot, i));
-            i = i.wrapping_add(64);
+        // SAFETY: the caller's.
+        !unsafe {
+            differs(
+                ptr,
+                upto,
+                len,
+                |i| pattern_word(slot, i),
+                |i| pattern(slot, i),
+            )
         }
-        diff == 0
     }
 
     /// # Safety
     /// `ptr..ptr + len` must be readable.
     pub(crate) unsafe fn zeroed(ptr: *const u8, len: usize) -> bool {
-        let s = Sampled::new(len, len);
-        let mut any = 0u64;
-        let mut run = |mut i: usize, end: usize| {
-            while end.wrapping_sub(i) >= 8 {
-                // SAFETY: `i..i + 8` is within the block, per the caller.
-                any |= unsafe { ptr.add(i).cast::<u64>().read_unaligned() };
-                i = i.wrapping_add(8);
-            }
-            while i < end {
-                // SAFETY: as above.
-                any |= u64::from(unsafe { ptr.add(i).read() });
-                i = i.wrapping_add(1);
-            }
-        };
-        run(0, s.head);
-        run(s.tail, s.end);
-        let mut i = s.head;
-        while i < s.middle_end {
-            // SAFETY: as above.
-            any |= u64::from(unsafe { ptr.add(i).read() });
-            i = i.wrapping_add(64);
-        }
-        any == 0
+        // SAFETY: the caller's.
+        !unsafe { differs(ptr, len, len, |_| 0, |_| 0) }
     }
 }
 
