@@ -361,24 +361,37 @@ mod built {
     pub const fn selected() -> Selected {
         Selected::NEW
     }
-    #[cfg(not(target_family = "wasm"))]
+    /// On Linux, gear-dlmalloc's own code over simulated Gear pages (`shipping::host`).
+    #[cfg(all(not(target_family = "wasm"), target_os = "linux"))]
+    pub use crate::shipping::host::ShippingHost as Host;
+    /// Elsewhere, gear-dlmalloc's global instance over the OS's own pages.
+    #[cfg(all(not(target_family = "wasm"), not(target_os = "linux")))]
     pub use crate::shipping::Shipping as Host;
 
-    /// gear-dlmalloc's own global instance over `mmap`: it has no page-source hook, so the
-    /// configuration does not apply and its pages cannot be inspected.
-    #[cfg(not(target_family = "wasm"))]
+    #[cfg(all(not(target_family = "wasm"), target_os = "linux"))]
+    pub fn host(
+        config: crate::source::HostConfig,
+    ) -> (std::boxed::Box<Host>, Option<crate::source::HostPages>) {
+        let pages = crate::source::HostPages::new(config);
+        (std::boxed::Box::new(Host::new(pages.clone())), Some(pages))
+    }
+
+    /// Without the Linux symbols to serve, gear-dlmalloc's global instance over the OS's
+    /// pages: the configuration does not apply and its pages cannot be inspected.
+    #[cfg(all(not(target_family = "wasm"), not(target_os = "linux")))]
     pub fn host(
         _config: crate::source::HostConfig,
     ) -> (std::boxed::Box<Host>, Option<crate::source::HostPages>) {
         (std::boxed::Box::new(Host::NEW), None)
     }
 
+    /// gear-dlmalloc's cells are private: its pointers cannot be told apart.
     #[cfg(not(target_family = "wasm"))]
     pub fn in_buffer(_host: &Host, _ptr: *const u8) -> Option<bool> {
         None
     }
 
-    /// gear-dlmalloc's global instance has no trim entry point.
+    /// gear-dlmalloc 0.2.1 has no trim entry point.
     #[cfg(not(target_family = "wasm"))]
     pub fn trim(_host: &Host) -> bool {
         false
@@ -436,7 +449,7 @@ pub struct HostAlloc {
 #[cfg(not(target_family = "wasm"))]
 impl HostAlloc {
     /// A fresh instance of the selected variant over simulated memory shaped by `config`
-    /// (`shipping` uses gear-dlmalloc's own global instance and ignores `config`).
+    /// (`shipping` off Linux uses gear-dlmalloc's own global instance and ignores `config`).
     pub fn new(config: crate::source::HostConfig) -> Self {
         let (alloc, pages) = built::host(config);
         HostAlloc { alloc, pages }
@@ -453,7 +466,7 @@ impl HostAlloc {
         built::trim(&self.alloc)
     }
 
-    /// The simulated page source; `None` for `shipping`, which has its own.
+    /// The simulated page source; `None` for `shipping` off Linux, which has the OS's.
     pub fn pages(&self) -> Option<&crate::source::HostPages> {
         self.pages.as_ref()
     }

@@ -127,7 +127,7 @@ fn long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages() {
         return;
     }
     let Some(empty) = run.pages_when_empty else {
-        return; // `shipping` runs on the host's `mmap` here: no Gear pages to count.
+        return; // `shipping` off Linux runs on the OS's pages: no Gear pages to count.
     };
     if HOLDS_UNTIL_TRIMMED.contains(&ID) {
         // Pages held by segments dlmalloc has not yet looked at must come back when it is asked:

@@ -140,7 +140,7 @@ pub struct Null {
     pub align: usize,
     pub live_bytes: usize,
     pub live_blocks: usize,
-    /// Pages handed out by the simulated Gear memory (`None` for `shipping`, on `mmap`).
+    /// Pages handed out by the simulated Gear memory (`None` for `shipping` off Linux).
     pub pages_in_use: Option<u32>,
     /// The longest run of free pages then: the largest request Gear could still serve.
     pub longest_free_run: Option<u32>,
@@ -155,7 +155,7 @@ pub struct Outcome {
     /// New blocks that start where an earlier block did.
     pub reused: u64,
     pub nulls: Vec<Null>,
-    /// Pages in use after every block was freed (`None` for `shipping`).
+    /// Pages in use after every block was freed (`None` for `shipping` off Linux).
     pub pages_when_empty: Option<u32>,
     pub elapsed: Duration,
 }
