@@ -1,11 +1,9 @@
 //! The regression gate: a run's totals against the committed baseline (the results of
 //! `main`). Gas and fuel are deterministic, so by default any rise fails.
 
-use crate::backend::BackendKind;
-use crate::results::{read_csv, TotalRow};
-use anyhow::Result;
+use crate::results::TotalRow;
+use std::collections::BTreeSet;
 use std::fmt::Write;
-use std::path::Path;
 
 /// One (backend, case, variant) whose cost moved, or that has no baseline.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,16 +51,35 @@ pub fn compare(baseline: &[TotalRow], current: &[TotalRow], tolerance_pct: f64) 
         .collect()
 }
 
-/// Reads every backend's totals under `dir` (`dir/<backend>/totals.csv`).
-pub fn read_totals(dir: &Path) -> Result<Vec<TotalRow>> {
-    let mut rows = Vec::new();
-    for backend in BackendKind::ALL {
-        let path = dir.join(backend.name()).join("totals.csv");
-        if path.exists() {
-            rows.extend(read_csv::<TotalRow>(&path)?);
-        }
-    }
-    Ok(rows)
+/// Rows one set has and the other lacks, one line each: a current row with no baseline (a new
+/// variant or case), and a baseline row of a backend, case and variant the run measured that
+/// the run lacks. The gate judges neither, so it must not pass with them.
+pub fn unmatched(baseline: &[TotalRow], current: &[TotalRow]) -> Vec<String> {
+    let id = |r: &TotalRow| {
+        (
+            r.backend.clone(),
+            r.case.clone(),
+            r.variant.clone(),
+            r.unit.clone(),
+        )
+    };
+    let base: BTreeSet<_> = baseline.iter().map(id).collect();
+    let now: BTreeSet<_> = current.iter().map(id).collect();
+    let ran =
+        |f: fn(&TotalRow) -> &String| -> BTreeSet<&String> { current.iter().map(f).collect() };
+    let (backends, cases, variants) = (ran(|r| &r.backend), ran(|r| &r.case), ran(|r| &r.variant));
+    let mut out: Vec<String> = now
+        .difference(&base)
+        .map(|(b, c, v, _)| format!("{b}/{c}/{v}: measured, but the baseline has no row"))
+        .collect();
+    out.extend(
+        base.difference(&now)
+            .filter(|(b, c, v, _)| {
+                backends.contains(b) && cases.contains(c) && variants.contains(v)
+            })
+            .map(|(b, c, v, _)| format!("{b}/{c}/{v}: in the baseline, but not measured")),
+    );
+    out
 }
 
 /// The table of what moved, for the terminal and CI logs.
@@ -149,6 +166,23 @@ mod tests {
         // The allocator's cost is gated on its own.
         let worse_allocator = [row("a", 1_000, 101)];
         assert!(compare(&base, &worse_allocator, 0.0)[0].regressed);
+    }
+
+    #[test]
+    fn rows_in_one_set_only_are_named() {
+        let base = [row("a", 1, 1), row("b", 1, 1)];
+        // `b` was measured in the run's selection (its variants: only `a`): not required.
+        assert!(unmatched(&base, &[row("a", 1, 1)]).is_empty());
+        let mut other_case = row("b", 1, 1);
+        other_case.case = "nft-stress".into();
+        let u = unmatched(&base, &[row("a", 1, 1), other_case]);
+        assert_eq!(
+            u,
+            [
+                "gtest/nft-stress/b: measured, but the baseline has no row",
+                "gtest/nft/b: in the baseline, but not measured"
+            ]
+        );
     }
 
     #[test]

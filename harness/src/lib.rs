@@ -13,6 +13,7 @@
 //! - [`findings`]: the report's findings paragraph, written from the numbers.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
+//! - [`staging`]: a command's outputs reach the real directories only if it succeeds.
 //! - [`trace`]: per-call allocation traces from the wasmtime meter, saved for replay.
 //! - [`gate`]: a run's totals against the committed baseline.
 //! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
@@ -32,6 +33,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod scenario;
+pub mod staging;
 pub mod trace;
 pub mod wasm;
 pub mod workspace;

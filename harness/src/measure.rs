@@ -329,17 +329,22 @@ fn differences(m: &CaseMeasurement) -> Vec<([i64; 4], i64)> {
 /// build (the constants belong to the code, not to a case), over the messages after `init`
 /// of every case run on it (`init` also pays the probe's one-time calibration), then gives
 /// each case's row: how many of its messages the fit matches to the unit.
+///
+/// `stored`: the overheads already fitted for this build over more cases than `runs` holds
+/// (a partial rerun); they are used as they are, so a rerun of one case that measures what it
+/// measured before writes the very row it wrote before.
 pub fn validate(
     v: &Variant,
     builds: &Builds,
     runs: &[(&Scenario, &CaseMeasurement)],
+    stored: Option<Overheads>,
 ) -> Vec<ValidationRow> {
     let per_case: Vec<Vec<([i64; 4], i64)>> = runs.iter().map(|(_, m)| differences(m)).collect();
     let pooled: Vec<([i64; 4], i64)> = per_case
         .iter()
         .flat_map(|d| d[1..].iter().copied())
         .collect();
-    let (per_message, per_op) = fit(&pooled);
+    let (per_message, per_op) = stored.unwrap_or_else(|| fit(&pooled));
     let residual = |(calls, diff): &([i64; 4], i64)| {
         diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
     };
@@ -373,6 +378,22 @@ pub fn validate(
             }
         })
         .collect()
+}
+
+/// The probe's fitted overheads for one build: per message, and per call of each op.
+pub type Overheads = (i64, [i64; 4]);
+
+/// The overheads a stored validation row was computed with.
+pub fn overheads_of(row: &ValidationRow) -> Overheads {
+    (
+        row.overhead_per_message,
+        [
+            row.overhead_malloc,
+            row.overhead_calloc,
+            row.overhead_realloc,
+            row.overhead_free,
+        ],
+    )
 }
 
 /// Solves `diff = per_message + per_op . calls` exactly from a few message kinds and keeps the

@@ -78,7 +78,7 @@ pub fn write(root: &Path, dir: &Path) -> Result<()> {
     };
     let mut json = serde_json::to_string_pretty(&meta)?;
     json.push('\n');
-    std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))
+    crate::results::write_file(&path, json.as_bytes())
 }
 
 fn results_hash(dir: &Path) -> Result<String> {

@@ -2,14 +2,32 @@
 
 use crate::backend::BackendKind;
 use crate::results::{
-    read_csv, AgreementRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
+    read_csv, read_manifest, AgreementRow, MeasuredRow, MessageRow, OpRow, PagesRow, TotalRow,
+    ValidationRow, MANIFEST,
 };
 use crate::trace::{self, TraceRecord};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use galloc_variants::{FLOOR, REFERENCE};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::Path;
+
+/// What `results/` holds: every variant on every default case on both embedded backends.
+pub fn full_set() -> Vec<MeasuredRow> {
+    let mut all = Vec::new();
+    for backend in BackendKind::EMBEDDED {
+        for case in crate::scenario::CASES.iter().filter(|c| c.default) {
+            for v in galloc_variants::VARIANTS {
+                all.push(MeasuredRow {
+                    backend: backend.name().into(),
+                    case: case.id.into(),
+                    variant: v.id.into(),
+                });
+            }
+        }
+    }
+    all
+}
 
 /// Every results file the report reads.
 pub struct Inputs {
@@ -74,6 +92,119 @@ impl Inputs {
             inputs.agreement = read_csv(&dir.join("agreement.csv"))?;
         }
         Ok(inputs)
+    }
+
+    /// Reads the result set in `dir` and checks it holds everything its manifest
+    /// (`measured.csv`) lists: per (backend, case, variant) a total, four op rows, a probe
+    /// validation row, one row per message, and where the backend gives them pages and a
+    /// trace; and no total the manifest does not list. With `full`, the manifest must also
+    /// list every variant × default case on both embedded backends (what `results/` holds).
+    /// Anything missing is an error naming it and how to get it back.
+    pub fn read_complete(dir: &Path, full: bool) -> Result<Self> {
+        let manifest = read_manifest(dir)?;
+        let inputs = Self::read(dir)?;
+        let mut missing = inputs.missing(&manifest);
+        if full {
+            missing.extend(
+                full_set()
+                    .into_iter()
+                    .filter(|m| !manifest.contains(m))
+                    .map(|m| format!("{}/{}/{}: not measured", m.backend, m.case, m.variant)),
+            );
+        }
+        let listed: BTreeSet<(&str, &str, &str)> = manifest
+            .iter()
+            .map(|m| (m.backend.as_str(), m.case.as_str(), m.variant.as_str()))
+            .collect();
+        for t in &inputs.totals {
+            if !listed.contains(&(t.backend.as_str(), t.case.as_str(), t.variant.as_str())) {
+                missing.push(format!(
+                    "{}/{}/{}: a total that {MANIFEST} does not list",
+                    t.backend, t.case, t.variant
+                ));
+            }
+        }
+        if missing.is_empty() {
+            return Ok(inputs);
+        }
+        let shown: Vec<&str> = missing.iter().take(12).map(String::as_str).collect();
+        bail!(
+            "{} is incomplete: {} problems, e.g.\n  {}\nrestore it (`git checkout {}`) or \
+             regenerate it with `just compare` (a subset: `just compare VARIANTS CASES`)",
+            dir.display(),
+            missing.len(),
+            shown.join("\n  "),
+            dir.file_name()
+                .map_or("results".into(), |n| n.to_string_lossy()),
+        )
+    }
+
+    /// What the manifest lists and the files lack, one line each.
+    fn missing(&self, manifest: &[MeasuredRow]) -> Vec<String> {
+        let mut out = Vec::new();
+        let count = |n: usize, what: &str, want: usize, m: &MeasuredRow, out: &mut Vec<String>| {
+            if n != want {
+                out.push(format!(
+                    "{}/{}/{}: {n} {what} (want {want})",
+                    m.backend, m.case, m.variant
+                ));
+            }
+        };
+        let is = |b: &str, c: &str, v: &str, m: &MeasuredRow| {
+            (b, c, v) == (m.backend.as_str(), m.case.as_str(), m.variant.as_str())
+        };
+        for m in manifest {
+            let totals: Vec<&TotalRow> = self
+                .totals
+                .iter()
+                .filter(|r| is(&r.backend, &r.case, &r.variant, m))
+                .collect();
+            count(totals.len(), "rows in totals.csv", 1, m, &mut out);
+            let ops = self
+                .ops
+                .iter()
+                .filter(|r| is(&r.backend, &r.case, &r.variant, m));
+            count(ops.count(), "rows in ops.csv", 4, m, &mut out);
+            let checks = self
+                .checks
+                .iter()
+                .filter(|r| is(&r.backend, &r.case, &r.variant, m));
+            count(
+                checks.count(),
+                "rows in probe-validation.csv",
+                1,
+                m,
+                &mut out,
+            );
+            if let Some(t) = totals.first() {
+                let messages = self
+                    .messages
+                    .iter()
+                    .filter(|r| is(&r.backend, &r.case, &r.variant, m));
+                count(
+                    messages.count(),
+                    "rows in messages.csv.zst",
+                    t.messages as usize,
+                    m,
+                    &mut out,
+                );
+            }
+            let kind = BackendKind::ALL.into_iter().find(|k| k.name() == m.backend);
+            if kind.is_some_and(BackendKind::records_calls) {
+                let pages = self
+                    .pages
+                    .iter()
+                    .filter(|r| is(&r.backend, &r.case, &r.variant, m));
+                count(pages.count(), "rows in pages.csv", 1, m, &mut out);
+                if !self
+                    .traces
+                    .contains_key(&(m.case.clone(), m.variant.clone()))
+                {
+                    out.push(format!("traces/{}-{}.csv.zst: missing", m.case, m.variant));
+                }
+            }
+        }
+        out
     }
 
     /// The whole report; charts are linked as `<images>/<file>`.

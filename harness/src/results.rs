@@ -244,23 +244,38 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
         }
         bytes = zstd::encode_all(&bytes[..], ZSTD_LEVEL).context("compressing CSV")?;
     }
-    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    write_file(path, &bytes)
+}
+
+/// Writes `bytes` to `path` all at once: into a temporary file beside it, then renamed over it,
+/// so a reader (or a command that fails half-way) never leaves a half-written file.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The rows of `path` with those whose key is in `fresh` replaced by `fresh`, sorted by key:
-/// re-running a subset updates only its rows. A file in an older row format is replaced whole.
+/// re-running a subset updates only its rows. A file that cannot be read is an error (naming
+/// the file and line), never a reason to drop the rows it holds.
 pub fn merge<T: DeserializeOwned, K: Ord>(
     path: &Path,
     fresh: Vec<T>,
     key: impl Fn(&T) -> K,
 ) -> Result<Vec<T>> {
-    let mut all: Vec<T> = match path.exists().then(|| read_csv(path)) {
-        Some(Ok(rows)) => rows,
-        Some(Err(e)) => {
-            eprintln!("warning: replacing {} whole: {e:#}", path.display());
-            Vec::new()
-        }
-        None => Vec::new(),
+    let mut all: Vec<T> = if path.exists() {
+        read_csv(path).context(
+            "its rows are kept, not replaced: restore the file (`git checkout results/`) or \
+             regenerate every row with `just compare`",
+        )?
+    } else {
+        Vec::new()
     };
     let replaced: std::collections::BTreeSet<K> = fresh.iter().map(&key).collect();
     all.retain(|old| !replaced.contains(&key(old)));
@@ -278,11 +293,60 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         )
     })?;
     if compressed(path) {
-        bytes = zstd::decode_all(&bytes[..])
-            .with_context(|| format!("{} is not zstd-compressed", path.display()))?;
+        bytes = zstd::decode_all(&bytes[..]).with_context(|| {
+            format!(
+                "{} is truncated or corrupt (not a whole zstd stream); regenerate it with \
+                 `just compare`",
+                path.display()
+            )
+        })?;
     }
-    csv::Reader::from_reader(&bytes[..])
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{} does not match the current row format", path.display()))
+    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    let mut rows = Vec::new();
+    for row in reader.deserialize() {
+        rows.push(row.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            anyhow::anyhow!(
+                "{}:{line}: not a row of this file's format ({e}); restore the file or \
+                 regenerate it with `just compare`",
+                path.display()
+            )
+        })?);
+    }
+    Ok(rows)
+}
+
+/// One (backend, case, variant) a result set holds: `measured.csv`, written by `lab measure`
+/// beside the results, lists every one it ran, so a reader can tell a complete set from one
+/// with rows or files missing.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MeasuredRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+}
+
+/// The manifest's file name in a results directory.
+pub const MANIFEST: &str = "measured.csv";
+
+/// The manifest of the result set in `dir`; an error that says how to get one when it is
+/// missing.
+pub fn read_manifest(dir: &Path) -> Result<Vec<MeasuredRow>> {
+    let path = dir.join(MANIFEST);
+    if !path.is_file() {
+        anyhow::bail!(
+            "{} is missing, so what these results should hold is unknown: they were not \
+             written by `lab measure` or the file was deleted; restore it (`git checkout \
+             results/`) or regenerate the results with `just compare`",
+            path.display()
+        );
+    }
+    let rows: Vec<MeasuredRow> = read_csv(&path)?;
+    if rows.is_empty() {
+        anyhow::bail!(
+            "{} lists no run; regenerate the results with `just compare`",
+            path.display()
+        );
+    }
+    Ok(rows)
 }

@@ -66,8 +66,7 @@ pub fn records(run: &CaseRun) -> Vec<TraceRecord> {
 pub fn write(path: &Path, records: &[TraceRecord]) -> Result<()> {
     let dir = path.parent().context("trace path has no directory")?;
     crate::results::write_csv(path, records)?;
-    std::fs::write(dir.join("README.md"), FORMAT)
-        .with_context(|| format!("cannot write {}/README.md", dir.display()))
+    crate::results::write_file(&dir.join("README.md"), FORMAT.as_bytes())
 }
 
 /// Reads a trace written by [`write`].

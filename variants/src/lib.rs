@@ -184,6 +184,14 @@ pub struct UnknownVariant(pub String);
 impl fmt::Display for UnknownVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let known: Vec<&str> = VARIANTS.iter().map(|v| v.id).collect();
+        if self.0.is_empty() {
+            // An empty list is a mistake (an unset shell variable), not a request for all.
+            return write!(
+                f,
+                "no variant given (an empty list); pass `all` or some of: {}",
+                known.join(", ")
+            );
+        }
         write!(
             f,
             "unknown variant `{}`; known variants: {} (see variants/src/lib.rs)",
@@ -203,15 +211,18 @@ pub fn find(id: &str) -> Result<&'static Variant, UnknownVariant> {
         .ok_or_else(|| UnknownVariant(id.to_owned()))
 }
 
-/// The variants named in a comma-separated list (`all` or empty = every variant), in
-/// registry order, without duplicates.
+/// The variants named in a comma-separated list (`all` = every variant), in registry order,
+/// without duplicates; an empty list is an error.
 pub fn select(list: &str) -> Result<Vec<&'static Variant>, UnknownVariant> {
     let wanted: Vec<&str> = list
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect();
-    if wanted.is_empty() || wanted == ["all"] {
+    if wanted.is_empty() {
+        return Err(UnknownVariant(String::new()));
+    }
+    if wanted == ["all"] {
         return Ok(VARIANTS.iter().collect());
     }
     for id in &wanted {

@@ -147,10 +147,19 @@ impl BackendKind {
         let mut picked = Vec::new();
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             let Some(kind) = Self::ALL.into_iter().find(|k| k.name() == name) else {
-                let known: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+                let here: Vec<&str> = Self::ALL
+                    .iter()
+                    .filter(|k| k.available())
+                    .map(|k| k.name())
+                    .collect();
+                let node = if BackendKind::Node.available() {
+                    ""
+                } else {
+                    "; `node` too with a node given (--node URL or --node-bin PATH)"
+                };
                 bail!(
-                    "unknown backend `{name}`; available here: {}",
-                    known.join(", ")
+                    "unknown backend `{name}`; available here: {}{node}",
+                    here.join(", ")
                 );
             };
             if !kind.available() {
@@ -161,7 +170,7 @@ impl BackendKind {
             }
         }
         if picked.is_empty() {
-            bail!("no backend selected");
+            bail!("no backend given (an empty list); pass `all` or some of: wasmtime, gtest, node");
         }
         picked.sort();
         Ok(picked)

@@ -2,8 +2,9 @@
 //! `just check` measured into `target/lab/check`) with the committed baseline (`results/`,
 //! the results of `main`) and fails if any variant's total or allocator cost rose.
 
-use anyhow::{bail, Result};
-use galloc_lab::gate::{compare, read_totals, table};
+use anyhow::{bail, Context, Result};
+use galloc_lab::gate::{compare, table, unmatched};
+use galloc_lab::report::Inputs;
 use galloc_lab::workspace::Workspace;
 use std::path::PathBuf;
 
@@ -26,18 +27,33 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let current_dir = args
         .current
         .unwrap_or_else(|| ws.root().join("target/lab/check"));
-    let baseline = read_totals(&baseline_dir)?;
-    let current = read_totals(&current_dir)?;
-    if current.is_empty() {
+    if !current_dir.is_dir() {
         bail!(
             "no results in {}: run `just check` (it measures there first)",
             current_dir.display()
         );
     }
-    if baseline.is_empty() {
+    if !baseline_dir.is_dir() {
         bail!(
             "no baseline in {}: `just compare` writes it; commit it on main",
             baseline_dir.display()
+        );
+    }
+    // A baseline is a whole result set, whatever directory holds it: a gate against a baseline
+    // with rows or files missing would pass those rows unjudged.
+    let baseline = Inputs::read_complete(&baseline_dir, true)
+        .context("the baseline cannot be used")?
+        .totals;
+    let current_inputs =
+        Inputs::read_complete(&current_dir, false).context("the run to judge cannot be used")?;
+    let current = current_inputs.totals;
+    let unmatched = unmatched(&baseline, &current);
+    if !unmatched.is_empty() {
+        bail!(
+            "{} rows are in one of the two result sets and not the other:\n  {}\na new variant \
+             or case enters the baseline only through `just bless` (and a commit of results/)",
+            unmatched.len(),
+            unmatched.join("\n  ")
         );
     }
     let moved = compare(&baseline, &current, args.tolerance_pct);

@@ -7,11 +7,12 @@ use galloc_lab::backend::{node, BackendKind};
 use galloc_lab::cache::RunCache;
 use galloc_lab::external::Program;
 use galloc_lab::measure::{
-    case_rows, measure_case, message_rows, pages_row, validate, Builds, CaseMeasurement,
+    case_rows, measure_case, message_rows, overheads_of, pages_row, validate, Builds,
+    CaseMeasurement,
 };
 use galloc_lab::results::{
-    merge, read_csv, write_csv, AgreementRow, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow,
-    ValidationRow,
+    merge, read_csv, write_csv, AgreementRow, ArtifactRow, MeasuredRow, MessageRow, OpRow,
+    PagesRow, TotalRow, ValidationRow, MANIFEST,
 };
 use galloc_lab::scenario::{self, Scenario};
 use galloc_lab::trace;
@@ -201,16 +202,48 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
     }
 
-    let dir = out;
-    for &backend in &backends {
-        write_backend(&dir, backend, &measured, &builds)?;
-    }
-    write_artifacts(&dir, &builds)?;
-    write_agreement(&dir, &scenarios)?;
-
-    let report = super::report::publish(ws, &dir)?;
+    // Every file is written to a copy of the results (and of their charts) and moved into
+    // place only once all of them, and the report, have been made: a failure writes nothing.
+    let out = std::path::absolute(&out)
+        .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
+    let staged = super::report::Staged::begin(ws, &out)?;
+    let report = staged.explain(write_all(
+        ws, &staged, &out, &backends, &measured, &builds, &scenarios,
+    ))?;
+    staged.commit()?;
     println!("{}", report.summary());
     Ok(())
+}
+
+/// Every results file of the run, the manifest and the report, into the staged copy.
+fn write_all(
+    ws: &Workspace,
+    staged: &super::report::Staged,
+    out: &Path,
+    backends: &[BackendKind],
+    measured: &Measured,
+    builds: &BTreeMap<(&str, &str), Builds>,
+    scenarios: &[Scenario],
+) -> Result<galloc_lab::report::Inputs> {
+    let dir = staged.dir.clone();
+    for &backend in backends {
+        write_backend(&dir, backend, measured, builds)?;
+    }
+    write_artifacts(&dir, builds)?;
+    write_agreement(&dir, scenarios)?;
+    let runs: Vec<MeasuredRow> = measured
+        .values()
+        .map(|(s, v, m)| MeasuredRow {
+            backend: m.backend.name().into(),
+            case: s.case.into(),
+            variant: v.id.into(),
+        })
+        .collect();
+    let manifest = merge(&dir.join(MANIFEST), runs, |r: &MeasuredRow| {
+        (r.backend.clone(), key(&r.case, &r.variant))
+    })?;
+    write_csv(&dir.join(MANIFEST), &manifest)?;
+    super::report::publish(ws, &dir, &staged.images, out)
 }
 
 /// Extra allocator features must be real non-variant features, and their results must not
@@ -268,15 +301,29 @@ fn write_backend(
         }
         per_build.entry((s.package, v.id)).or_default().push((s, m));
     }
-    // The probe's overhead is a property of each build: validated over all its cases at once.
+    let dir = results.join(backend.name());
+    let save = |name: &str| dir.join(name);
+
+    // The probe's overhead is a property of each build: fitted over all its cases at once. A
+    // run of fewer of the build's cases than the stored rows cover keeps the stored fit.
+    let stored: Vec<ValidationRow> = if save("probe-validation.csv").exists() {
+        read_csv(&save("probe-validation.csv"))?
+    } else {
+        Vec::new()
+    };
     let mut checks = Vec::new();
     for ((package, variant), runs) in &per_build {
         let v = galloc_variants::find(variant)?;
-        checks.extend(validate(v, &builds[&(*package, *variant)], runs));
+        let ran: Vec<&str> = runs.iter().map(|(s, _)| s.case).collect();
+        let earlier: Vec<&ValidationRow> = stored
+            .iter()
+            .filter(|r| r.variant == *variant && package_of(&r.case, runs) == Some(*package))
+            .collect();
+        let partial = earlier.iter().any(|r| !ran.contains(&r.case.as_str()));
+        let kept = partial.then(|| overheads_of(earlier[0]));
+        checks.extend(validate(v, &builds[&(*package, *variant)], runs, kept));
     }
 
-    let dir = results.join(backend.name());
-    let save = |name: &str| dir.join(name);
     let totals = merge(&save("totals.csv"), totals, |r: &TotalRow| {
         key(&r.case, &r.variant)
     })?;
@@ -391,6 +438,17 @@ fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
         loaded: m.pages_loaded.unwrap_or(0),
         changed: 0,
     }
+}
+
+/// The package a stored row's case runs: from this run's scenarios, else the lab's own cases.
+fn package_of(case: &str, runs: &[(&Scenario, &CaseMeasurement)]) -> Option<&'static str> {
+    if let Some((s, _)) = runs.iter().find(|(s, _)| s.case == case) {
+        return Some(s.package);
+    }
+    scenario::CASES
+        .iter()
+        .find(|c| c.id == case)
+        .map(|c| (c.make)().package)
 }
 
 /// Sort key of a row: the case's and the variant's registry positions.

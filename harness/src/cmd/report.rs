@@ -4,38 +4,122 @@
 
 use anyhow::Result;
 use galloc_lab::report::Inputs;
+use galloc_lab::staging::Staging;
 use galloc_lab::workspace::Workspace;
-use galloc_lab::{charts, metadata};
-use std::path::Path;
+use galloc_lab::{charts, metadata, results};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
-pub struct Args {}
-
-pub fn run(ws: &Workspace, _args: Args) -> Result<()> {
-    publish(ws, &ws.results_dir())?;
-    Ok(())
+pub struct Args {
+    /// The results directory to render (default: the committed `results/`, whose charts go
+    /// to the top-level `images/`; any other directory gets its own `images/`).
+    #[arg(long)]
+    results: Option<PathBuf>,
 }
 
-/// Writes the metadata, the charts and the report for the results in `dir`, and returns what
-/// they were made from. The charts of `results/` go to the top-level `images/`; those of
-/// any other results directory (`just check`'s) to its own `images/`.
-pub fn publish(ws: &Workspace, dir: &Path) -> Result<Inputs> {
-    metadata::write(ws.root(), dir)?;
-    let inputs = Inputs::read(dir)?;
-    let (images, link) = if dir == ws.results_dir() {
-        (ws.root().join("images"), "../images")
+pub fn run(ws: &Workspace, args: Args) -> Result<()> {
+    let dir = args.results.unwrap_or_else(|| ws.results_dir());
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{}: no such results directory; `just compare` writes results/",
+            dir.display()
+        );
+    }
+    let dir = std::path::absolute(&dir)?;
+    let staged = Staged::begin(ws, &dir)?;
+    let published = publish(ws, &staged.dir, &staged.images, &dir);
+    staged.explain(published)?;
+    staged.commit()
+}
+
+/// A results directory and its charts, staged (see [`Staging`]).
+pub struct Staged {
+    staging: Staging,
+    /// The working copy of the results directory.
+    pub dir: PathBuf,
+    /// The working copy of its charts' directory.
+    pub images: PathBuf,
+    real: PathBuf,
+    real_images: PathBuf,
+}
+
+impl Staged {
+    /// Copies the results in `real` (absolute) and their charts for a command to work on.
+    pub fn begin(ws: &Workspace, real: &Path) -> Result<Staged> {
+        let images = images_of(ws, real);
+        let real_images = images.clone();
+        // A directory's own `images/` is staged with it.
+        let staging = match images.strip_prefix(real) {
+            Ok(_) => Staging::begin(ws.root(), &[real])?,
+            Err(_) => Staging::begin(ws.root(), &[real, &images])?,
+        };
+        let dir = staging.dir(real).to_path_buf();
+        let images = match images.strip_prefix(real) {
+            Ok(rel) => dir.join(rel),
+            Err(_) => staging.dir(&images).to_path_buf(),
+        };
+        Ok(Staged {
+            staging,
+            dir,
+            images,
+            real: real.to_path_buf(),
+            real_images,
+        })
+    }
+
+    /// `result` with the working copies' paths in its error replaced by the real ones, so a
+    /// message names the file a person can open.
+    pub fn explain<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| {
+            let mut text = format!("{e:#}");
+            for (copy, real) in [(&self.dir, &self.real), (&self.images, &self.real_images)] {
+                text = text.replace(&*copy.to_string_lossy(), &real.to_string_lossy());
+            }
+            anyhow::anyhow!(text)
+        })
+    }
+
+    /// Moves what changed into place.
+    pub fn commit(self) -> Result<()> {
+        self.staging.commit().map(drop)
+    }
+}
+
+/// Where the charts of the results in `dir` go: the top-level `images/` for `results/`, the
+/// directory's own `images/` otherwise.
+pub fn images_of(ws: &Workspace, dir: &Path) -> PathBuf {
+    if dir == ws.results_dir() {
+        ws.root().join("images")
     } else {
-        (dir.join("images"), "images")
+        dir.join("images")
+    }
+}
+
+/// Writes the metadata, the charts and the report for the results in `dir` (a staged copy of
+/// `real`), the charts into `images`, and returns what they were made from. Fails, naming what
+/// is missing, on an incomplete result set (`results/` must hold every variant and case).
+pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result<Inputs> {
+    let inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
+    metadata::write(ws.root(), dir)?;
+    let link = if real == ws.results_dir() {
+        "../images"
+    } else {
+        "images"
     };
-    let drawn = charts::draw(&inputs, &images)?;
-    std::fs::write(dir.join("README.md"), inputs.markdown(link))?;
+    let drawn = charts::draw(&inputs, images)?;
+    results::write_file(&dir.join("README.md"), inputs.markdown(link).as_bytes())?;
+    let images_shown = if real == ws.results_dir() {
+        ws.root().join("images")
+    } else {
+        real.join("images")
+    };
     eprintln!(
         "wrote {}/README.md, {}/{} and {} charts in {}",
-        dir.display(),
-        dir.display(),
+        real.display(),
+        real.display(),
         metadata::FILE,
         drawn.len(),
-        images.display()
+        images_shown.display()
     );
     Ok(inputs)
 }

@@ -146,15 +146,23 @@ pub const CASES: &[Case] = &[
     },
 ];
 
-/// The cases named in a comma-separated list (`default` or empty = the default cases, `all` =
-/// every case), in report order.
+/// The cases named in a comma-separated list (`default` = the default cases, `all` = every
+/// case), in report order; an empty list is an error.
 pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     let wanted: Vec<&str> = list
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect();
-    if wanted.is_empty() || wanted == ["default"] {
+    let known = || CASES.iter().map(|c| c.id).collect::<Vec<_>>().join(", ");
+    if wanted.is_empty() {
+        // An empty list is a mistake (an unset shell variable), not a request for the defaults.
+        anyhow::bail!(
+            "no case given (an empty list); pass `default`, `all` or some of: {}",
+            known()
+        );
+    }
+    if wanted == ["default"] {
         return Ok(CASES.iter().filter(|c| c.default).collect());
     }
     if wanted == ["all"] {
@@ -162,8 +170,7 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     }
     for id in &wanted {
         if !CASES.iter().any(|c| c.id == *id) {
-            let known: Vec<&str> = CASES.iter().map(|c| c.id).collect();
-            anyhow::bail!("unknown case `{id}`; known cases: {}", known.join(", "));
+            anyhow::bail!("unknown case `{id}`; known cases: {}", known());
         }
     }
     Ok(CASES.iter().filter(|c| wanted.contains(&c.id)).collect())

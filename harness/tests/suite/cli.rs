@@ -33,7 +33,10 @@ fn unknown_variant_case_and_backend_are_named() {
     let (ok, err) = lab(&["measure", "--backends", "nodes"]);
     assert!(!ok);
     assert!(
-        err.contains("unknown backend `nodes`; available here: wasmtime, gtest, node"),
+        err.contains(
+            "unknown backend `nodes`; available here: wasmtime, gtest; `node` too with a node \
+             given (--node URL or --node-bin PATH)"
+        ),
         "{err}"
     );
 }
@@ -110,9 +113,9 @@ fn outside_the_workspace_the_fix_is_named() {
 #[test]
 fn the_gate_fails_on_a_worsened_variant_and_passes_otherwise() {
     let results = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-    let base = tempfile::tempdir().unwrap();
+    // A baseline is a whole result set: a copy of the committed one.
+    let base = crate::integrity::copy_of_results();
     let dir = base.path().join("gtest");
-    std::fs::create_dir_all(&dir).unwrap();
     let totals = std::fs::read_to_string(results.join("gtest/totals.csv")).unwrap();
     let mut lines: Vec<String> = totals.lines().map(str::to_owned).collect();
     let row = lines

@@ -3,6 +3,7 @@
 
 mod cli;
 mod contracts;
+mod integrity;
 mod probe;
 mod report;
 mod scenarios;

@@ -19,7 +19,7 @@ fn check(variant_id: &str, backend: BackendKind, min_exact_pct: f64, max_residua
     let scenario = (case.make)();
     let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
     let m = measure_case(&builds, &scenario, backend, |_| {}).unwrap();
-    let row = validate(variant, &builds, &[(&scenario, &m)]).remove(0);
+    let row = validate(variant, &builds, &[(&scenario, &m)], None).remove(0);
     eprintln!("{row:?}");
 
     // The twin really has the probe build's heap base.
