@@ -82,30 +82,13 @@ pub fn write(root: &Path, dir: &Path) -> Result<()> {
 }
 
 fn results_hash(dir: &Path) -> Result<String> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in
-            std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?
-        {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "csv" || e == "zst") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
     let mut h = Sha256::new();
-    for f in files {
-        let name = f
-            .strip_prefix(dir)
-            .unwrap_or(&f)
-            .to_string_lossy()
-            .into_owned();
-        h.update(name.as_bytes());
-        h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
+    for rel in crate::staging::files(dir)? {
+        if rel.extension().is_some_and(|e| e == "csv" || e == "zst") {
+            let f = dir.join(&rel);
+            h.update(rel.to_string_lossy().as_bytes());
+            h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
+        }
     }
     Ok(crate::build::hex(&h.finalize()))
 }

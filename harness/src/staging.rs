@@ -94,7 +94,7 @@ impl Drop for Staging {
 }
 
 /// Every file under `dir`, as paths relative to it, sorted.
-fn files(dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-fn lab(args: &[&str]) -> (bool, String) {
+pub fn lab(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lab"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -3,9 +3,9 @@
 //! was given byte for byte as it was. Every case works on a copy of the committed `results/`
 //! (no builds, no runs), and the committed one is checked untouched too.
 
+use crate::cli::lab;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn results() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../results")
@@ -23,20 +23,7 @@ pub fn copy_of_results() -> tempfile::TempDir {
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    galloc_lab::staging::files(dir).unwrap()
 }
 
 /// Every file's name and bytes under `dir`, hashed.
@@ -47,18 +34,6 @@ fn tree_hash(dir: &Path) -> String {
         h.update(std::fs::read(dir.join(&rel)).unwrap());
     }
     format!("{:x}", h.finalize())
-}
-
-fn lab(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run lab");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Removes the lines of `file` (under `dir`) for which `drop` holds; returns how many.
