@@ -108,6 +108,23 @@ pub struct Artifact {
     pub heap_base: Option<u32>,
 }
 
+impl Artifact {
+    /// What the module imports and exports ([`crate::wasm::inspect`]); a module Gear would
+    /// reject is an error naming the file and the way to a fresh build.
+    pub fn inspect(&self) -> Result<crate::wasm::WasmInfo> {
+        crate::wasm::inspect(&self.bytes).with_context(|| {
+            format!(
+                "{} ({}) is a module Gear would reject. It matches the lab's record of its \
+                 build, so the build itself made it: rebuild it from clean sources (`git \
+                 status` in the crate; delete the file and rerun), and if a fresh build is \
+                 rejected too, the program or allocator uses a Wasm feature Gear lacks",
+                self.path.display(),
+                self.config
+            )
+        })
+    }
+}
+
 /// Builds `req` with [`PROFILE`] for [`TARGET`] and collects (and post-processes) the `.wasm`.
 pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
@@ -158,7 +175,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
                     galloc.display().to_string()
                 ))
                 .args(crate::external::profile_config(ws, PROFILE)?);
-            ws.target_dir(&format!("external/{}", req.package))
+            ws.target_dir(&format!("external/{}", program.key))
         }
     };
     cmd.arg("--target-dir")
@@ -168,14 +185,16 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .env("RUSTFLAGS", remap)
         .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
-    let dir = ws.artifacts_dir().join(req.package);
+    let dir = ws
+        .artifacts_dir()
+        .join(req.external.map_or(req.package, |p| p.key.as_str()));
     let raw = dir.join(format!("{config}.wasm"));
     let stamp = match req.external {
         None => Some(Stamp::new(ws, req.package, &config, &cmd, &cargo_home)?),
         Some(_) => None,
     };
     if let Some(bytes) = stamp.as_ref().and_then(|s| s.fresh(&raw)) {
-        return finish(req, config, dir, raw, bytes, true);
+        return finish(req, config, dir, raw, bytes);
     }
     std::fs::create_dir_all(&target_dir)
         .with_context(|| format!("cannot create {}", target_dir.display()))?;
@@ -201,9 +220,12 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         } else {
             String::new()
         };
+        let what = match req.external {
+            None => req.package.to_owned(),
+            Some(program) => format!("{} ({})", req.package, program.manifest.display()),
+        };
         bail!(
-            "building {} for variant `{config}` failed:\n{}{hint}",
-            req.package,
+            "building {what} for variant `{config}` failed:\n{}{hint}",
             stderr.trim_end()
         );
     }
@@ -216,8 +238,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     drop(lock);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let unchanged = std::fs::read(&raw).is_ok_and(|old| old == bytes);
-    if !unchanged {
+    if std::fs::read(&raw).ok().as_ref() != Some(&bytes) {
         let tmp = temp_beside(&raw);
         std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
         publish(&tmp, &raw)?;
@@ -225,33 +246,50 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     if let Some(stamp) = &stamp {
         stamp.write(&bytes)?;
     }
-    finish(req, config, dir, raw, bytes, unchanged)
+    finish(req, config, dir, raw, bytes)
 }
 
-/// Post-processes the collected `raw` copy (`bytes`) as `req` asks; `unchanged` says the
-/// collected copy was already these bytes, so a post-processed file beside it is current.
+/// Post-processes the collected `raw` copy (`bytes`) as `req` asks. A post-processed file
+/// already beside it is used only if its record ([`Recorded`]) says it was made from these very
+/// bytes and it still hashes to what was made; anything else (a new build, a file edited or
+/// damaged since) is post-processed again.
 fn finish(
     req: BuildRequest<'_>,
     config: String,
     dir: PathBuf,
     raw: PathBuf,
     bytes: Vec<u8>,
-    unchanged: bool,
 ) -> Result<Artifact> {
-    let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")?;
-    let path = match req.post {
-        PostProcess::None => raw,
+    let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")
+        .with_context(|| format!("{} is not a Wasm module the lab can read", raw.display()))?;
+    let (path, bytes) = match req.post {
+        PostProcess::None => (raw, bytes),
         PostProcess::Gear => {
             let opt = dir.join(format!("{config}.opt.wasm"));
-            if !(unchanged && opt.is_file()) {
-                let tmp = temp_beside(&opt);
-                gear_post_process(&raw, &tmp)?;
-                publish(&tmp, &opt)?;
+            let record = Recorded::of(&opt);
+            let source = hex(&Sha256::digest(&bytes));
+            match record.check(&source) {
+                Check::Fresh(made) => (opt, made),
+                check => {
+                    if let Check::Altered(found) = check {
+                        eprintln!(
+                            "warning: {} is not the file the lab built (SHA-256 {found}, recorded \
+                             {}); rebuilding it",
+                            opt.display(),
+                            record.path.display()
+                        );
+                    }
+                    let tmp = temp_beside(&opt);
+                    gear_post_process(&raw, &tmp)?;
+                    let made = std::fs::read(&tmp)
+                        .with_context(|| format!("cannot read {}", tmp.display()))?;
+                    publish(&tmp, &opt)?;
+                    record.write(&source, &made)?;
+                    (opt, made)
+                }
             }
-            opt
         }
     };
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let sha256 = hex(&Sha256::digest(&bytes));
     Ok(Artifact {
         config,
@@ -260,6 +298,63 @@ fn finish(
         sha256,
         heap_base,
     })
+}
+
+/// The record kept beside a post-processed module (`<file>.sha256`): the SHA-256 of the module
+/// it was made from and of what was made. Checked on every use, so a file changed after it was
+/// built (by hand, by a tool, by a damaged disk) is never measured as the build.
+struct Recorded {
+    path: PathBuf,
+    file: PathBuf,
+}
+
+/// What [`Recorded::check`] found.
+enum Check {
+    /// The file is what was made from the given source: its bytes.
+    Fresh(Vec<u8>),
+    /// The record is for the same source but the file hashes to this instead.
+    Altered(String),
+    /// No file, no record, or a record of another source: an ordinary (re)build.
+    Stale,
+}
+
+impl Recorded {
+    fn of(file: &Path) -> Self {
+        let mut name = file.file_name().unwrap_or_default().to_os_string();
+        name.push(".sha256");
+        Recorded {
+            path: file.with_file_name(name),
+            file: file.to_path_buf(),
+        }
+    }
+
+    fn check(&self, source: &str) -> Check {
+        let Ok(text) = std::fs::read_to_string(&self.path) else {
+            return Check::Stale;
+        };
+        let Some((from, made)) = text.trim_end().split_once(' ') else {
+            return Check::Stale;
+        };
+        let Ok(bytes) = std::fs::read(&self.file) else {
+            return Check::Stale;
+        };
+        if from != source {
+            return Check::Stale;
+        }
+        let found = hex(&Sha256::digest(&bytes));
+        if found == made {
+            Check::Fresh(bytes)
+        } else {
+            Check::Altered(found)
+        }
+    }
+
+    fn write(&self, source: &str, made: &[u8]) -> Result<()> {
+        let tmp = temp_beside(&self.path);
+        let line = format!("{source} {}\n", hex(&Sha256::digest(made)));
+        std::fs::write(&tmp, line).with_context(|| format!("cannot write {}", tmp.display()))?;
+        publish(&tmp, &self.path)
+    }
 }
 
 /// A build's stamp: the key of what cargo would read for it, and where the key and the hash
@@ -529,5 +624,24 @@ mod tests {
         assert_eq!(stamp("k").fresh(&raw), None, "the collected copy changed");
         std::fs::remove_file(&raw).unwrap();
         assert_eq!(stamp("k").fresh(&raw), None, "the collected copy is gone");
+    }
+
+    /// A post-processed module is used only while it is what was made, from the very source
+    /// it was made from; a change to it is told apart from an ordinary rebuild.
+    #[test]
+    fn a_record_vouches_only_for_what_was_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let opt = dir.path().join("v.opt.wasm");
+        let record = Recorded::of(&opt);
+        assert_eq!(record.path, dir.path().join("v.opt.wasm.sha256"));
+        assert!(matches!(record.check("src"), Check::Stale), "nothing yet");
+        std::fs::write(&opt, b"made").unwrap();
+        assert!(matches!(record.check("src"), Check::Stale), "no record yet");
+        record.write("src", b"made").unwrap();
+        assert!(matches!(record.check("src"), Check::Fresh(b) if b == b"made"));
+        assert!(matches!(record.check("new"), Check::Stale), "a new source");
+        std::fs::write(&opt, b"mad3").unwrap();
+        let altered = hex(&Sha256::digest(b"mad3"));
+        assert!(matches!(record.check("src"), Check::Altered(h) if h == altered));
     }
 }

@@ -18,6 +18,7 @@ use crate::backend::UserId;
 use crate::scenario::{Expect, Scenario, Step};
 use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 
 /// A gstd program outside the lab's workspace.
@@ -29,6 +30,11 @@ pub struct Program {
     pub package: String,
     /// The file stem of the `.wasm` cargo writes (the lib target's name).
     pub lib_name: String,
+    /// `<package>-<hash of the manifest's path>`: names the program's cargo target directory
+    /// and its collected artifacts. Two crates may share a package name (a copy elsewhere, a
+    /// fork); keyed by name alone, cargo would find the other crate's units up to date and the
+    /// lab would measure the wrong program.
+    pub key: String,
 }
 
 impl Program {
@@ -68,10 +74,15 @@ impl Program {
             .and_then(|l| l.get("name"))
             .and_then(toml::Value::as_str)
             .map_or_else(|| package.replace('-', "_"), str::to_owned);
+        let path_hash = crate::build::hex(&sha2::Sha256::digest(
+            manifest.as_os_str().as_encoded_bytes(),
+        ));
+        let key = format!("{package}-{}", &path_hash[..16]);
         Ok(Program {
             manifest,
             package,
             lib_name,
+            key,
         })
     }
 
@@ -304,20 +315,38 @@ fn default_user() -> UserId {
     gtest::constants::DEFAULT_USER_ALICE
 }
 
-/// `0x`-prefixed (or bare) hex; `what` names it in errors.
+/// `0x`-prefixed (or bare) hex; `what` names it in errors, which quote at most the start of
+/// `text` (a payload may be megabytes of it).
 fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
     let digits = text.trim();
     let digits = digits.strip_prefix("0x").unwrap_or(digits);
-    if !digits.len().is_multiple_of(2) {
-        bail!("{what}: `{text}` has an odd number of hex digits");
+    let shown = || {
+        const SHOWN: usize = 40;
+        match text.char_indices().nth(SHOWN) {
+            Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+            None => text.to_owned(),
+        }
+    };
+    if let Some((at, c)) = digits
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !c.is_ascii_hexdigit())
+    {
+        bail!(
+            "{what}: `{}` is not hex (`{c}` at digit {})",
+            shown(),
+            at + 1
+        );
     }
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&digits[i..i + 2], 16)
-                .with_context(|| format!("{what}: `{text}` is not hex"))
-        })
-        .collect()
+    if !digits.len().is_multiple_of(2) {
+        bail!("{what}: `{}` has an odd number of hex digits", shown());
+    }
+    let value = |d: u8| char::from(d).to_digit(16).expect("checked above") as u8;
+    Ok(digits
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| value(pair[0]) << 4 | value(pair[1]))
+        .collect())
 }
 
 impl Scenario {
@@ -341,27 +370,32 @@ impl Scenario {
         };
         let mut steps = Vec::with_capacity(file.messages.len());
         for (i, m) in file.messages.iter().enumerate() {
-            let what = format!("message {}", i + 1);
+            let what = format!("{}: message {}", path.display(), i + 1);
             let expect = match (&m.reply, m.fails) {
                 (Some(_), true) => bail!("{what}: a reply and `fails` both given"),
                 (Some(reply), false) => Expect::Reply(unhex(reply, &what)?),
                 (None, true) => Expect::Failure,
                 (None, false) => Expect::Success,
             };
+            let payload = unhex(&m.payload, &what)?;
+            crate::run::check_payload(&payload, &what)?;
             steps.push(Step {
                 from: m.from.unwrap_or(file.from),
-                payload: unhex(&m.payload, &what)?,
+                payload,
                 expect,
             });
         }
         if steps.is_empty() {
             bail!("{}: the scenario has no messages", path.display());
         }
+        let what = format!("{}: init", path.display());
+        let init = unhex(&file.init, &what)?;
+        crate::run::check_payload(&init, &what)?;
         Ok(Scenario {
             case,
             package: Box::leak(program.package.clone().into_boxed_str()),
             deployer: file.from,
-            init: unhex(&file.init, "init")?,
+            init,
             steps,
         })
     }
@@ -434,5 +468,38 @@ mod tests {
         assert!(err.contains("message 3") && err.contains("odd"), "{err}");
         let err = unhex("zz", "message 1").unwrap_err().to_string();
         assert!(err.contains("not hex"), "{err}");
+        // Not ASCII: an error, not a slice through a character.
+        let err = unhex("0xé1", "message 2").unwrap_err().to_string();
+        assert!(err.contains("`é` at digit 1"), "{err}");
+        // A long payload is quoted by its start only.
+        let long = format!("0x{}g", "ab".repeat(10_000));
+        let err = unhex(&long, "message 4").unwrap_err().to_string();
+        assert!(
+            err.len() < 200 && err.contains("(20003 characters)"),
+            "{err}"
+        );
+    }
+
+    /// Two crates of one package name get different keys (target directories), the same
+    /// crate the same one whichever way its path is given.
+    #[test]
+    fn a_program_is_keyed_by_its_path_not_its_name() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for dir in [&a, &b] {
+            std::fs::write(
+                dir.path().join("Cargo.toml"),
+                "[package]\nname = \"same\"\n[lib]\ncrate-type = [\"cdylib\"]\n",
+            )
+            .unwrap();
+        }
+        let (pa, pb) = (
+            Program::at(a.path()).unwrap(),
+            Program::at(b.path()).unwrap(),
+        );
+        assert_eq!((pa.package.as_str(), pb.package.as_str()), ("same", "same"));
+        assert!(pa.key.starts_with("same-") && pb.key.starts_with("same-"));
+        assert_ne!(pa.key, pb.key);
+        let again = Program::at(&a.path().join("Cargo.toml")).unwrap();
+        assert_eq!(again.key, pa.key);
     }
 }

@@ -8,7 +8,6 @@ use crate::results::{
 };
 use crate::run::{run_case, CaseRun, ProbeReads};
 use crate::scenario::Scenario;
-use crate::wasm::inspect;
 use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
 use galloc::probe::Op;
@@ -63,10 +62,7 @@ impl Builds {
             let artifact = build(ws, req)?;
             // A probe build answers state reads; without the export the galloc patch is not
             // in effect and every figure would be Gear's own allocator's.
-            let has_state = inspect(&artifact.bytes)?
-                .exports
-                .iter()
-                .any(|e| e == "state");
+            let has_state = artifact.inspect()?.exports.iter().any(|e| e == "state");
             if probe != has_state {
                 bail!(
                     "{package} ({}) {} a `state` export: is `[patch.crates-io] galloc` in the \
@@ -159,10 +155,11 @@ pub fn measure_case(
         })
         .with_context(|| {
             format!(
-                "{} on {} ({})",
+                "{} on {} ({}, {})",
                 scenario.case,
                 backend.name(),
-                artifact.config
+                artifact.config,
+                artifact.path.display()
             )
         })
     };

@@ -90,20 +90,39 @@ fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) 
         Expect::Failure => outcome.failed,
     };
     if !ok {
+        let got = if outcome.failed {
+            // Gear's error reply to a panic is the panic message: show it as the text it is.
+            format!(
+                "a failed execution (the program panicked: {:?})",
+                String::from_utf8_lossy(&outcome.reply)
+            )
+        } else {
+            format!("success with reply 0x{}", hex(&outcome.reply))
+        };
         bail!(
-            "case `{}`, message {index}: expected {}, got {} with reply 0x{}",
+            "case `{}`, message {index}: expected {}, got {got}",
             scenario.case,
             match expect {
                 Expect::Reply(b) => format!("reply 0x{}", hex(b)),
                 Expect::Success => "a successful execution".to_owned(),
                 Expect::Failure => "a failed execution".to_owned(),
             },
-            if outcome.failed {
-                "a failed execution"
-            } else {
-                "success"
-            },
-            hex(&outcome.reply)
+        );
+    }
+    Ok(())
+}
+
+/// Gear's largest message payload (`gear_core::buffer::MAX_PAYLOAD_SIZE`, 8 MiB).
+pub const MAX_PAYLOAD: usize = gear_core::buffer::MAX_PAYLOAD_SIZE;
+
+/// Refuses a payload Gear would refuse, before any backend sees it (gtest panics on one, and
+/// the fuel meter would run it): `what` names the message.
+pub fn check_payload(payload: &[u8], what: &str) -> Result<()> {
+    if payload.len() > MAX_PAYLOAD {
+        bail!(
+            "{what}: the payload is {} bytes, over Gear's limit of {MAX_PAYLOAD} bytes (8 MiB); \
+             Gear refuses such a message: split its data over several messages",
+            payload.len()
         );
     }
     Ok(())
@@ -127,6 +146,13 @@ pub fn run_case(
     reads: ProbeReads,
     mut progress: impl FnMut(),
 ) -> Result<CaseRun> {
+    check_payload(&scenario.init, &format!("case `{}`, init", scenario.case))?;
+    for (i, step) in scenario.steps.iter().enumerate() {
+        check_payload(
+            &step.payload,
+            &format!("case `{}`, message {}", scenario.case, i + 1),
+        )?;
+    }
     backend.users(&scenario.senders())?;
     let (program, init) = backend.deploy(code, scenario.deployer, &scenario.init)?;
     if init.failed {
@@ -187,4 +213,64 @@ pub fn run_case(
         messages,
         probe: last,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> Scenario {
+        Scenario {
+            case: "c",
+            package: "p",
+            deployer: 42,
+            init: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// Gear's limit is inclusive: a payload of exactly 8 MiB is sent, one byte more is refused
+    /// with the limit named.
+    #[test]
+    fn payloads_over_gear_limit_are_refused_naming_it() {
+        assert_eq!(MAX_PAYLOAD, 8 << 20);
+        assert!(check_payload(&vec![0; MAX_PAYLOAD], "m").is_ok());
+        let err = check_payload(&vec![0; MAX_PAYLOAD + 1], "case `c`, message 3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("case `c`, message 3")
+                && err.contains("8388609 bytes")
+                && err.contains("8 MiB"),
+            "{err}"
+        );
+    }
+
+    /// A failed message's reply is the panic text: it is shown as text, not hex.
+    #[test]
+    fn a_failure_shows_the_panic_text() {
+        let outcome = Outcome {
+            reply: b"panicked with 'no \"room\"'".to_vec(),
+            failed: true,
+            cost: 1,
+            pages: None,
+            ops: Vec::new(),
+        };
+        let err = check(&scenario(), 2, &Expect::Success, &outcome)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(r#"the program panicked: "panicked with 'no \"room\"'""#),
+            "{err}"
+        );
+        let ok = Outcome {
+            failed: false,
+            reply: vec![1, 2],
+            ..outcome
+        };
+        let err = check(&scenario(), 2, &Expect::Failure, &ok)
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("got success with reply 0x0102"), "{err}");
+    }
 }

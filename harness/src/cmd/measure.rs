@@ -117,6 +117,20 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         (None, None) => ws.results_dir(),
     };
 
+    // The results this run adds to must be whole and readable now, not after minutes of
+    // building and running: they are merged with its rows at the end.
+    let has_files = std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some());
+    if has_files {
+        let full = std::path::absolute(&out).ok() == Some(ws.results_dir());
+        galloc_lab::report::Inputs::read_complete(&out, full).with_context(|| {
+            format!(
+                "--out {}: the results there are merged with this run's, so they must be \
+                 whole first (or give an empty or new directory)",
+                out.display()
+            )
+        })?;
+    }
+
     // Build everything first: a build error stops before any run.
     let mut builds: BTreeMap<(&str, &str), Builds> = BTreeMap::new();
     for s in &scenarios {

@@ -3,7 +3,7 @@
 use anyhow::{bail, Result};
 use galloc_lab::build::{build, BuildRequest, PostProcess};
 use galloc_lab::results::{merge, read_csv, write_csv, CodeSizeRow};
-use galloc_lab::wasm::{check_gear_rules, inspect};
+use galloc_lab::wasm::check_gear_rules;
 use galloc_lab::workspace::Workspace;
 use galloc_variants::{select, REFERENCE};
 
@@ -42,9 +42,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             };
             eprint!("building {PACKAGE} for {:<24}", req.config());
             let artifact = build(ws, req)?;
-            let info = inspect(&artifact.bytes).map_err(|e| {
-                e.context(format!("{} ({})", artifact.path.display(), req.config()))
-            })?;
+            let info = artifact.inspect()?;
             let allowed: Vec<&str> = IMPORTS
                 .iter()
                 .chain(if probe { PROBE_IMPORTS } else { &[] })

@@ -247,6 +247,52 @@ fn an_outside_program_is_built_per_variant_and_measured() {
         "the program's Cargo.lock was left patched"
     );
     assert!(out.path().join("README.md").is_file());
+
+    // Another crate of the same package name, elsewhere, that does not compile (its files
+    // older than the build above): it is built on its own, so it fails, and nothing is written.
+    let impostor = tempfile::tempdir().unwrap();
+    std::fs::create_dir(impostor.path().join("src")).unwrap();
+    for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs"] {
+        let mut text = std::fs::read_to_string(program.join(file)).unwrap();
+        if file == "src/lib.rs" {
+            text.push_str("\nfn impostor( {}\n");
+        }
+        let to = impostor.path().join(file);
+        std::fs::write(&to, text).unwrap();
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(&to)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        impostor.path().to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--variants",
+        "no-buffer",
+        "--backends",
+        "wasmtime",
+        "--out",
+        empty.path().to_str().unwrap(),
+    ]);
+    // Its own cargo target directory (~220 MB of host tools) is of no use after the test.
+    let key = galloc_lab::external::Program::at(impostor.path())
+        .unwrap()
+        .key;
+    let _ = std::fs::remove_dir_all(root.join("target/variants/external").join(&key));
+    assert!(!ok, "the other crate's build was measured");
+    assert!(
+        err.contains("building guestbook (") && err.contains("failed") && err.contains("impostor"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
 }
 
 #[test]

@@ -199,19 +199,201 @@ fn the_gate_refuses_an_incomplete_baseline_or_run() {
     );
 }
 
+/// `lab measure --quiet --out COPY ARGS` on a copy of the results, damaged first by `damage`:
+/// it must fail with every one of `expect` in its message, leaving the copy and the committed
+/// results as they were.
+fn measure_refuses(args: &[&str], damage: impl Fn(&Path), expect: &[&str]) {
+    let copy = copy_of_results();
+    damage(copy.path());
+    let (before, committed) = (tree_hash(copy.path()), tree_hash(&results()));
+    let mut all = vec!["measure", "--quiet", "--out", copy.path().to_str().unwrap()];
+    all.extend(args);
+    let (ok, err) = lab(&all);
+    assert!(!ok, "measure passed: {args:?}");
+    for e in expect {
+        assert!(err.contains(e), "`{e}` not in: {err}");
+    }
+    assert_eq!(
+        tree_hash(copy.path()),
+        before,
+        "the failed measure wrote files"
+    );
+    assert_eq!(tree_hash(&results()), committed);
+}
+
 #[test]
 fn empty_lists_are_errors_that_name_the_choices() {
-    let (ok, err) = lab(&["measure", "--variants", ""]);
-    assert!(
-        !ok && err.contains("no variant given (an empty list); pass `all` or some of: shipping,"),
-        "{err}"
+    measure_refuses(
+        &["--variants", ""],
+        |_| {},
+        &["no variant given (an empty list); pass `all` or some of: shipping,"],
     );
-    let (ok, err) = lab(&["measure", "--cases", " "]);
-    assert!(
-        !ok && err
-            .contains("no case given (an empty list); pass `default`, `all` or some of: nft,"),
-        "{err}"
+    measure_refuses(
+        &["--cases", " "],
+        |_| {},
+        &["no case given (an empty list); pass `default`, `all` or some of: nft,"],
     );
-    let (ok, err) = lab(&["measure", "--backends", ""]);
-    assert!(!ok && err.contains("no backend given"), "{err}");
+    measure_refuses(&["--backends", ""], |_| {}, &["no backend given"]);
+    measure_refuses(
+        &["--backends", "node"],
+        |_| {},
+        &["no node given: pass --node ws://HOST:PORT"],
+    );
+}
+
+/// The directory a run adds to is read before any build: a row that cannot be read, or rows
+/// missing, stop it at once naming the file and line, and nothing is replaced.
+#[test]
+fn measure_refuses_results_it_cannot_add_to() {
+    let one = [
+        "--cases",
+        "nft",
+        "--variants",
+        "no-buffer",
+        "--backends",
+        "wasmtime",
+    ];
+    measure_refuses(
+        &one,
+        |d| {
+            let p = d.join("wasmtime/ops.csv");
+            let mut text = std::fs::read_to_string(&p).unwrap();
+            text.push_str("garbage\n");
+            std::fs::write(&p, text).unwrap();
+        },
+        &[
+            "must be whole first",
+            "wasmtime/ops.csv:",
+            "not a row of this file's format",
+        ],
+    );
+    measure_refuses(
+        &one,
+        |d| assert_eq!(drop_lines(d, "gtest/totals.csv", |i, _| i <= 3), 3),
+        &["must be whole first", "is incomplete", "just compare"],
+    );
+}
+
+/// A scenario file Gear could not run, or that is not hex, is refused before any build,
+/// naming the file, the message and (for size) Gear's limit.
+#[test]
+fn scenario_mistakes_name_the_file_and_message() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let program = root.join("contracts/examples/guestbook");
+    let dir = tempfile::tempdir().unwrap();
+    let refuse = |name: &str, json: String, expect: &[&str]| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, json).unwrap();
+        measure_refuses(
+            &[
+                "--program",
+                program.to_str().unwrap(),
+                "--scenario",
+                file.to_str().unwrap(),
+                "--variants",
+                "no-buffer",
+            ],
+            |_| {},
+            expect,
+        );
+    };
+    // 9 MiB, over Gear's 8 MiB.
+    let big = format!(
+        r#"{{"messages": [{{"payload": "0x00"}}, {{"payload": "0x{}"}}]}}"#,
+        "00".repeat(9 << 20)
+    );
+    refuse(
+        "big.json",
+        big,
+        &[
+            "big.json: message 2",
+            "9437184 bytes",
+            "over Gear's limit of 8388608 bytes (8 MiB)",
+        ],
+    );
+    refuse(
+        "odd.json",
+        r#"{"messages": [{"payload": "0x00"}, {"payload": "0x0g"}]}"#.into(),
+        &["odd.json: message 2: `0x0g` is not hex"],
+    );
+}
+
+/// The lab's own workspace committed results, rerun in part (one case, one variant, one
+/// backend) into a copy: every file is byte for byte as committed (the report's README links
+/// its charts from another place). Then the run's probe build is changed on disk, in its data
+/// and in its code: each time the lab notices, rebuilds it and measures the build, not the
+/// changed file (the artifacts' SHA-256 and every figure stay as committed).
+#[test]
+fn a_partial_rerun_changes_nothing_and_a_changed_build_is_rebuilt() {
+    let copy = copy_of_results();
+    let rerun = || {
+        lab(&[
+            "measure",
+            "--quiet",
+            "--cases",
+            "nft",
+            "--variants",
+            "no-buffer",
+            "--backends",
+            "wasmtime",
+            "--out",
+            copy.path().to_str().unwrap(),
+        ])
+    };
+    let same_as_committed = || {
+        for rel in files(&results()) {
+            let name = rel.to_string_lossy();
+            if rel.starts_with("images") || name == "README.md" {
+                continue;
+            }
+            assert_eq!(
+                std::fs::read(copy.path().join(&rel)).unwrap(),
+                std::fs::read(results().join(&rel)).unwrap(),
+                "{name} changed"
+            );
+        }
+    };
+    let (ok, err) = rerun();
+    assert!(ok, "{err}");
+    same_as_committed();
+
+    // This probe build is measured by this test alone (the others use static-buffer's, or
+    // plain builds), so no other test rebuilds it in between.
+    let opt = results().join("../target/artifacts/lab-nft/no-buffer+probe.opt.wasm");
+    let built = std::fs::read(&opt).unwrap();
+    let (data, code) = sections(&built);
+    for (what, range) in [
+        ("data", data.end - 1..data.end),
+        (
+            "code",
+            code.start + code.len() / 2..code.start + code.len() / 2 + 4,
+        ),
+    ] {
+        let mut changed = built.clone();
+        for b in &mut changed[range] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&opt, &changed).unwrap();
+        let (ok, err) = rerun();
+        assert!(ok, "{what}: {err}");
+        assert!(
+            err.contains("is not the file the lab built"),
+            "{what}: {err}"
+        );
+        assert_eq!(std::fs::read(&opt).unwrap(), built, "{what}: not rebuilt");
+        same_as_committed();
+    }
+}
+
+/// The byte ranges of a module's data and code sections.
+fn sections(module: &[u8]) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    let (mut data, mut code) = (None, None);
+    for payload in wasmparser::Parser::new(0).parse_all(module) {
+        match payload.unwrap() {
+            wasmparser::Payload::DataSection(r) => data = Some(r.range()),
+            wasmparser::Payload::CodeSectionStart { range, .. } => code = Some(range),
+            _ => {}
+        }
+    }
+    (data.expect("a data section"), code.expect("a code section"))
 }
