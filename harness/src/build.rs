@@ -644,4 +644,24 @@ mod tests {
         let altered = hex(&Sha256::digest(b"mad3"));
         assert!(matches!(record.check("src"), Check::Altered(h) if h == altered));
     }
+
+    /// A module Gear would reject is named, with the way to a fresh build.
+    #[test]
+    fn a_rejected_module_names_its_file() {
+        let artifact = Artifact {
+            config: "bump+probe".into(),
+            path: PathBuf::from("target/artifacts/lab-nft/bump+probe.opt.wasm"),
+            bytes: wat::parse_str("(module (func (result f32) (f32.const 1)))").unwrap(),
+            sha256: String::new(),
+            heap_base: None,
+        };
+        let err = format!("{:#}", artifact.inspect().unwrap_err());
+        for part in [
+            "target/artifacts/lab-nft/bump+probe.opt.wasm (bump+probe) is a module Gear would reject",
+            "delete the file and rerun",
+            "beyond WASM 1.0",
+        ] {
+            assert!(err.contains(part), "`{part}` not in: {err}");
+        }
+    }
 }
