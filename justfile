@@ -24,18 +24,18 @@ _apt package:
 # Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter, gtest and, when LAB_NODE or LAB_NODE_BIN names one, a real node (results/, results/README.md, results/metadata.json, images/). Without a node it says so in one line and runs the rest. Runs whose builds did not change are reused from target/lab/cache.
 compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
-# Build the NFT/FT contracts per variant and run the cases on the given backends: results/<backend>/*.csv, results/traces/, results/README.md.
+# Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 8 heap layouts: results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
 measure variants="all" cases="default" backends="wasmtime": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
+    cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
 # Measure another gstd program (its crate directory) with a scenario file, built once per variant without editing the crate; writes target/lab/programs/<scenario name>/ (README.md, CSVs, charts). Example: `just program contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
 program crate scenario variants="all" backends="wasmtime,gtest": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- measure --program {{crate}} --scenario {{scenario}} --variants {{variants}} --backends {{backends}}
+    cargo run --locked -p galloc-lab --bin lab -- measure --program {{crate}} --scenario {{scenario}} --variants {{variants}} --backends {{backends}}
 
-# The regression gate: measure into target/lab/check, then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
+# The regression gate: measure into target/lab/check at the linker's layout (the sweep is for verdicts, not for the gate), then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
 check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": setup
     rm -rf target/lab/check
-    cargo run -q --locked -p galloc-lab --bin lab -- measure --quiet --out target/lab/check --backends {{backends}} --variants {{variants}} --cases {{cases}}
+    cargo run -q --locked -p galloc-lab --bin lab -- measure --quiet --layouts 1 --out target/lab/check --backends {{backends}} --variants {{variants}} --cases {{cases}}
     cargo run -q --locked -p galloc-lab --bin lab -- check --tolerance-pct {{tolerance}}
 
 # Accept a change in cost deliberately: regenerate results/ (the baseline), then commit it.
@@ -46,7 +46,7 @@ gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 
 # Re-render the report (results/README.md) from results/*.csv, running nothing.
 report:
-    cargo run -q --locked -p galloc-lab --bin lab -- report
+    cargo run --locked -p galloc-lab --bin lab -- report
 
 # Benchmark `just compare` itself: warm with nothing changed; after touching the allocator (every variant rebuilt, runs reused where the bytes did not change); and one variant rebuilt and re-run from scratch, as after editing it. Prints seconds; writes target/lab/bench-compare.csv.
 bench-compare variant="multi-buffers": setup
@@ -68,7 +68,7 @@ bench-backends variants="all" cases="default": setup
 
 # Rebuild every variant's allocator alone and rewrite results/code-size.csv.
 sizes variants="all": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- sizes --variants {{variants}}
+    cargo run --locked -p galloc-lab --bin lab -- sizes --variants {{variants}}
 
 # Run all tests: unit tests, the stress suite and edge cases per variant, and the wasm builds.
 test: setup

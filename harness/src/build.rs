@@ -66,6 +66,11 @@ pub struct BuildRequest<'a> {
     /// Bytes of padding after the allocator's static state (galloc's `layout-pad-*`), to give a
     /// plain build its probe build's heap base; 0 for every build that is reported as is.
     pub layout_pad: u32,
+    /// Bytes by which every static, and so the heap base, is placed higher than the linker
+    /// places them by itself (`--global-base`): a point of the layout sweep, as a program with
+    /// that much more static data would have it. Only the program is re-linked; 0 for every
+    /// build reported as is.
+    pub layout_offset: u32,
     /// More `galloc` features, comma-separated ("" for none): not variants, but switches a
     /// maintainer (or the gate's own test, with `gate-canary`) adds to a variant.
     pub extra_features: &'a str,
@@ -87,6 +92,9 @@ impl BuildRequest<'_> {
         }
         if self.layout_pad > 0 {
             config.push_str(&format!("+pad{}", self.layout_pad));
+        }
+        if self.layout_offset > 0 {
+            config.push_str(&format!("+at{}", self.layout_offset));
         }
         config
     }
@@ -182,6 +190,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .arg(&target_dir)
         .arg("--")
         .args(builder_rustc_flags()?)
+        .args(global_base(ws, req)?)
         .env("RUSTFLAGS", remap)
         .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
@@ -247,6 +256,47 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         stamp.write(&bytes)?;
     }
     finish(req, config, dir, raw, bytes)
+}
+
+/// Largest layout offset a build can be given (bytes): four Gear pages.
+pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
+
+/// The linker flag that places static data `req.layout_offset` bytes above where the linker
+/// puts it for the same build without an offset (read from that build, made first: with the
+/// stack placed first, as Rust's Wasm targets link, data starts right after the stack). The
+/// flag reaches only the program's own compile and link, so every dependency is reused.
+fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<Vec<String>> {
+    let offset = req.layout_offset;
+    if offset == 0 {
+        return Ok(Vec::new());
+    }
+    if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
+        bail!(
+            "a layout offset of {offset} bytes cannot be built: it must be a multiple of 16 up \
+             to {MAX_LAYOUT_OFFSET}"
+        );
+    }
+    let canonical = build(
+        ws,
+        BuildRequest {
+            layout_offset: 0,
+            post: PostProcess::None,
+            ..req
+        },
+    )?;
+    let start = crate::wasm::data_start(&canonical.bytes)?.with_context(|| {
+        format!(
+            "{} has no static data to move: a layout offset needs a data segment",
+            canonical.path.display()
+        )
+    })?;
+    Ok(vec![
+        "-C".into(),
+        format!(
+            "link-arg=--global-base={}",
+            u64::from(start) + u64::from(offset)
+        ),
+    ])
 }
 
 /// Post-processes the collected `raw` copy (`bytes`) as `req` asks. A post-processed file

@@ -62,6 +62,49 @@ impl RunCache {
         hex(&h.finalize())
     }
 
+    /// The key of `scenario`'s run of one build alone (a point of the layout sweep).
+    pub fn key_of_run(&self, backend: BackendKind, scenario: &Scenario, sha256: &str) -> String {
+        let mut h = Sha256::new();
+        for part in [
+            FORMAT.to_string(),
+            self.harness.clone(),
+            backend.name().to_owned(),
+            format!("{scenario:?}"),
+            "one run".to_owned(),
+            sha256.to_owned(),
+        ] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        hex(&h.finalize())
+    }
+
+    /// The one run kept under `key` ([`RunCache::key_of_run`]), if any.
+    pub fn load_run(&self, key: &str) -> Option<CaseRun> {
+        let packed = std::fs::read(self.path(key)).ok()?;
+        let bytes = zstd::decode_all(&packed[..]).ok()?;
+        let stored: StoredRun = bincode::deserialize(&bytes).ok()?;
+        stored.into_run()
+    }
+
+    /// Keeps one run under `key`.
+    pub fn store_run(&self, key: &str, run: &CaseRun) -> Result<()> {
+        let bytes =
+            bincode::serialize(&StoredRun::from_run(run)).context("encoding a cached run")?;
+        self.put(key, &bytes)
+    }
+
+    fn put(&self, key: &str, bytes: &[u8]) -> Result<()> {
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create {}", self.dir.display()))?;
+        let packed = zstd::encode_all(bytes, 1).context("compressing a cached run")?;
+        let path = self.path(key);
+        // Written aside and renamed: a killed run never leaves half an entry.
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        std::fs::write(&tmp, packed).with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+    }
+
     fn path(&self, key: &str) -> PathBuf {
         self.dir.join(format!("{key}.bin.zst"))
     }
@@ -82,8 +125,6 @@ impl RunCache {
 
     /// Keeps `m` under `key`.
     pub fn store(&self, key: &str, m: &CaseMeasurement) -> Result<()> {
-        std::fs::create_dir_all(&self.dir)
-            .with_context(|| format!("cannot create {}", self.dir.display()))?;
         let stored = Stored {
             unit: m.unit,
             plain: StoredRun::from_run(&m.plain),
@@ -91,12 +132,7 @@ impl RunCache {
             twin: StoredRun::from_run(&m.twin),
         };
         let bytes = bincode::serialize(&stored).context("encoding a cached run")?;
-        let packed = zstd::encode_all(&bytes[..], 1).context("compressing a cached run")?;
-        let path = self.path(key);
-        // Written aside and renamed: a killed run never leaves half an entry.
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        std::fs::write(&tmp, packed).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+        self.put(key, &bytes)
     }
 }
 

@@ -57,6 +57,9 @@ enum Kind {
     Share { backend: String },
     /// Average cost per call per op and variant, one panel per backend.
     Ops { case: String },
+    /// Per case, each variant's lowest, median and highest difference to shipping across
+    /// the heap layouts, on a backend.
+    Layouts { backend: String },
     /// Distribution of every call's fuel per op and variant, from the traces.
     Distribution { case: String },
     /// Cost per message over the scenario per variant, and the running total against the
@@ -79,6 +82,19 @@ pub fn plan(inputs: &Inputs) -> Vec<Chart> {
     let mut charts = Vec::new();
     let headline = headline_backend(&inputs.totals);
     if let Some(backend) = headline {
+        if inputs.layouts.iter().any(|r| r.backend == backend) {
+            charts.push(Chart {
+                file: "layout-ranges.png".into(),
+                caption: format!(
+                    "per case, each variant's {} against shipping at the same heap layout: \
+                     lowest, median and highest over the layouts ({backend})",
+                    unit_of(&inputs.totals, backend)
+                ),
+                kind: Kind::Layouts {
+                    backend: backend.into(),
+                },
+            });
+        }
         charts.push(Chart {
             file: "total-performance-comparison.png".into(),
             caption: format!(
@@ -146,6 +162,7 @@ pub fn draw(inputs: &Inputs, images: &Path) -> Result<Vec<Chart>> {
         let path = images.join(&c.file);
         match &c.kind {
             Kind::Share { backend } => total_share(&inputs.totals, backend, &path)?,
+            Kind::Layouts { backend } => layout_ranges(inputs, backend, &path)?,
             Kind::Ops { case } => avg_per_op(&inputs.ops, case, &path)?,
             Kind::Distribution { case } => distribution(case, &inputs.traces, &path)?,
             Kind::Messages { case, backend } => {
@@ -323,6 +340,100 @@ fn grouped_bars(
                 .map_err(draw_err(path))?;
         }
     }
+    Ok(())
+}
+
+/// `layout-ranges.png`: one panel per case; per variant a bar from its lowest to its highest
+/// difference to shipping across the layouts, a dot at the median, and the zero line. A bar
+/// that crosses zero is a comparison the layout decides.
+fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
+    let summaries = crate::layout::summarise(&inputs.layouts);
+    let cases = cases(&inputs.totals);
+    let series = ordered(
+        inputs
+            .layouts
+            .iter()
+            .filter(|r| r.backend == backend && r.variant != crate::layout::SHIPPING)
+            .map(|r| r.variant.as_str()),
+    );
+    let cols = 2usize;
+    let rows = cases.len().div_ceil(cols).max(1);
+    let panel_h = (series.len() as u32 * 26 + 90).max(240);
+    let root = canvas(path, W, panel_h * rows as u32 + 50);
+    let (title, body) = root.split_vertically(50);
+    title
+        .titled(
+            &format!(
+                "{} against shipping at the same heap layout: lowest … highest, dot at the median ({backend})",
+                unit_of(&inputs.totals, backend)
+            ),
+            (FONT, 22),
+        )
+        .map_err(draw_err(path))?;
+    let panels = body.split_evenly((rows, cols));
+    for (case, area) in cases.iter().zip(panels.iter()) {
+        let ranges: Vec<(&'static Variant, (f64, f64, f64))> = series
+            .iter()
+            .filter_map(|v| {
+                summaries
+                    .get(&(backend.to_owned(), case.clone(), v.id.to_owned()))
+                    .and_then(|s| s.vs_shipping)
+                    .map(|(m, lo, hi)| (*v, (lo, m, hi)))
+            })
+            .collect();
+        if ranges.is_empty() {
+            continue;
+        }
+        let (lo, hi) = ranges.iter().fold((0f64, 0f64), |(a, b), (_, (l, _, h))| {
+            (a.min(*l), b.max(*h))
+        });
+        let pad = ((hi - lo) * 0.08).max(0.5);
+        let n = ranges.len();
+        let mut chart = ChartBuilder::on(area)
+            .caption(case, (FONT, 20))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(150)
+            .build_cartesian_2d((lo - pad)..(hi + pad), -0.5f64..n as f64 - 0.5)
+            .map_err(draw_err(path))?;
+        let names: Vec<&str> = ranges.iter().map(|(v, _)| v.id).collect();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                    names[n - 1 - i as usize].to_owned()
+                } else {
+                    String::new()
+                }
+            })
+            .x_label_formatter(&|x| format!("{x:+.0}%"))
+            .label_style((FONT, 15))
+            .draw()
+            .map_err(draw_err(path))?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                [(0.0, -0.5), (0.0, n as f64 - 0.5)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(draw_err(path))?;
+        for (i, (v, (l, m, h))) in ranges.iter().enumerate() {
+            let y = (n - 1 - i) as f64;
+            let c = colour(v.id);
+            chart
+                .draw_series([Rectangle::new(
+                    [(*l, y - 0.3), (*h, y + 0.3)],
+                    c.mix(0.6).filled(),
+                )])
+                .map_err(draw_err(path))?;
+            chart
+                .draw_series([Circle::new((*m, y), 5, BLACK.filled())])
+                .map_err(draw_err(path))?;
+        }
+    }
+    root.present().map_err(draw_err(path))?;
     Ok(())
 }
 

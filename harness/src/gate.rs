@@ -138,8 +138,8 @@ mod tests {
             messages: 3,
             total,
             allocator,
-            allocator_share_pct: 0.0,
             code_bytes: 1,
+            ..TotalRow::default()
         }
     }
 

@@ -10,7 +10,7 @@
 //! - [`metadata`]: `results/metadata.json`, what produced the results.
 //! - [`measure`]: one case on one variant: three builds, three runs, their rows.
 //! - [`report`]: tables rendered from result rows.
-//! - [`findings`]: the report's findings paragraph, written from the numbers.
+//! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 //! - [`staging`]: a command's outputs reach the real directories only if it succeeds.
@@ -24,8 +24,8 @@ pub mod build;
 pub mod cache;
 pub mod charts;
 pub mod external;
-pub mod findings;
 pub mod gate;
+pub mod layout;
 pub mod measure;
 pub mod metadata;
 pub mod replay;

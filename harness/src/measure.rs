@@ -25,6 +25,9 @@ pub struct Builds {
     pub twin: Option<Artifact>,
     /// Bytes of padding in the twin.
     pub pad: u32,
+    /// The plain build re-linked at each other layout of the sweep, by offset
+    /// ([`crate::layout`]); empty when only the linker's own layout is measured.
+    pub layouts: Vec<(u32, Artifact)>,
 }
 
 impl Builds {
@@ -55,6 +58,7 @@ impl Builds {
                 probe,
                 post: PostProcess::Gear,
                 layout_pad,
+                layout_offset: 0,
                 extra_features,
                 external,
             };
@@ -101,6 +105,7 @@ impl Builds {
             probe,
             twin,
             pad,
+            layouts: Vec::new(),
         })
     }
 }
@@ -113,12 +118,17 @@ impl Builds {
             variant: variant.into(),
             build: build.into(),
             layout_pad_bytes: pad,
+            layout_offset: 0,
             bytes: a.bytes.len() as u64,
             heap_base: a.heap_base.unwrap_or(0),
             sha256: a.sha256.clone(),
         };
         let mut rows = vec![row("plain", &self.plain, 0), row("probe", &self.probe, 0)];
         rows.extend(self.twin.as_ref().map(|t| row("twin", t, self.pad)));
+        rows.extend(self.layouts.iter().map(|(offset, a)| ArtifactRow {
+            layout_offset: *offset,
+            ..row("layout", a, 0)
+        }));
         rows
     }
 }
@@ -283,6 +293,8 @@ pub fn case_rows(
         allocator,
         allocator_share_pct: pct(allocator),
         code_bytes,
+        // The layout columns are filled once every point is in ([`crate::layout::summarise`]).
+        ..TotalRow::default()
     };
     (total, ops)
 }

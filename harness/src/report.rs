@@ -1,9 +1,10 @@
 //! The report: tables rendered from the result rows, and nothing else.
 
 use crate::backend::BackendKind;
+use crate::layout::{self, Verdict};
 use crate::results::{
-    read_csv, read_manifest, AgreementRow, MeasuredRow, MessageRow, OpRow, PagesRow, TotalRow,
-    ValidationRow, MANIFEST,
+    read_csv, read_manifest, AgreementRow, LayoutRow, MeasuredRow, MessageRow, OpRow, PagesRow,
+    TotalRow, ValidationRow, MANIFEST,
 };
 use crate::trace::{self, TraceRecord};
 use anyhow::{bail, Result};
@@ -41,6 +42,8 @@ pub struct Inputs {
     pub messages: Vec<MessageRow>,
     /// Every allocator call by (case, variant), from `results/traces/`, for the charts.
     pub traces: BTreeMap<(String, String), Vec<TraceRecord>>,
+    /// Every plain build's total at every heap layout (`results/<backend>/layouts.csv`).
+    pub layouts: Vec<LayoutRow>,
 }
 
 impl Inputs {
@@ -55,6 +58,7 @@ impl Inputs {
             agreement: Vec::new(),
             messages: Vec::new(),
             traces: BTreeMap::new(),
+            layouts: Vec::new(),
         };
         for backend in BackendKind::ALL {
             let d = dir.join(backend.name());
@@ -72,6 +76,11 @@ impl Inputs {
                 inputs
                     .pages
                     .extend(read_csv::<PagesRow>(&d.join("pages.csv"))?);
+            }
+            if d.join("layouts.csv").exists() {
+                inputs
+                    .layouts
+                    .extend(read_csv::<LayoutRow>(&d.join("layouts.csv"))?);
             }
             if d.join("messages.csv.zst").exists() {
                 inputs
@@ -105,6 +114,7 @@ impl Inputs {
         let inputs = Self::read(dir)?;
         let mut missing = inputs.missing(&manifest);
         if full {
+            missing.extend(inputs.missing_layouts(&manifest));
             missing.extend(
                 full_set()
                     .into_iter()
@@ -177,6 +187,21 @@ impl Inputs {
                 &mut out,
             );
             if let Some(t) = totals.first() {
+                let at_zero = self
+                    .layouts
+                    .iter()
+                    .find(|r| is(&r.backend, &r.case, &r.variant, m) && r.offset == 0);
+                match at_zero {
+                    None => out.push(format!(
+                        "{}/{}/{}: no row at offset 0 in layouts.csv",
+                        m.backend, m.case, m.variant
+                    )),
+                    Some(r) if r.total != t.total => out.push(format!(
+                        "{}/{}/{}: layouts.csv has total {} at offset 0, totals.csv {}",
+                        m.backend, m.case, m.variant, r.total, t.total
+                    )),
+                    Some(_) => {}
+                }
                 let messages = self
                     .messages
                     .iter()
@@ -205,6 +230,38 @@ impl Inputs {
             }
         }
         out
+    }
+
+    /// What a full result set lacks of the sweep: every (backend, case, variant) the manifest
+    /// lists at exactly the [`layout::POINTS`] offsets.
+    fn missing_layouts(&self, manifest: &[MeasuredRow]) -> Vec<String> {
+        let want = layout::offsets(layout::POINTS).expect("valid point count");
+        manifest
+            .iter()
+            .filter_map(|m| {
+                let mut got: Vec<u32> = self
+                    .layouts
+                    .iter()
+                    .filter(|r| {
+                        (&r.backend, &r.case, &r.variant) == (&m.backend, &m.case, &m.variant)
+                    })
+                    .map(|r| r.offset)
+                    .collect();
+                got.sort_unstable();
+                (got != want).then(|| {
+                    format!(
+                        "{}/{}/{}: layouts.csv has offsets {got:?}, not {want:?}",
+                        m.backend, m.case, m.variant
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The verdict table: per case, every variant against shipping across the heap layouts,
+    /// ordered by the median difference on gas (gtest) where it ran, else the first backend.
+    pub fn verdicts(&self) -> String {
+        verdicts(self)
     }
 
     /// The whole report; charts are linked as `<images>/<file>`.
@@ -265,6 +322,120 @@ impl Inputs {
 }
 
 const OPS: [&str; 4] = ["malloc", "calloc", "realloc", "free"];
+
+/// A percentage with its sign, 2 decimals.
+fn signed(p: f64) -> String {
+    format!("{p:+.2}%")
+}
+
+fn verdicts(inputs: &Inputs) -> String {
+    let mut out = String::new();
+    let summaries = layout::summarise(&inputs.layouts);
+    let Some(lead) = crate::results::headline_backend(&inputs.totals) else {
+        return "No results yet: run `just compare`.\n".into();
+    };
+    let other = BackendKind::EMBEDDED
+        .iter()
+        .map(|b| b.name())
+        .find(|b| *b != lead && inputs.totals.iter().any(|t| t.backend == *b));
+    let points = summaries
+        .iter()
+        .filter(|((b, _, _), _)| b == lead)
+        .map(|(_, s)| s.points)
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(out, "## Verdicts across heap layouts\n");
+    let _ = writeln!(
+        out,
+        "Each case's plain build was run with its static data, and so its heap base, at {points} \
+         offsets spread over one 16 KiB Gear page (0 is the linker's own layout, the one the \
+         tables below use). Per offset, each variant's total is compared with `shipping`'s at \
+         the same offset: **better** (**worse**) means cheaper (dearer) at every offset, \
+         **noise** that the sign depends on the layout, **same** equal everywhere. The lab \
+         recommends, per case, the variant better than shipping with the lowest median \
+         difference (in **bold**), and shipping where none is. `{lead}` decides; `{}` is beside it.\n",
+        other.unwrap_or("-")
+    );
+    let unit_of = |backend: &str| {
+        inputs
+            .totals
+            .iter()
+            .find(|t| t.backend == backend)
+            .map_or("", |t| t.unit.as_str())
+    };
+    let (lead_unit, other_unit) = (unit_of(lead), other.map_or("", unit_of));
+    let _ = writeln!(
+        out,
+        "| case | variant | {lead_unit} vs shipping, median | lowest … highest | verdict | {other_unit} median | {other_unit} verdict |"
+    );
+    let _ = writeln!(out, "| --- | --- | ---: | ---: | --- | ---: | --- |");
+    let mut cases: Vec<&str> = Vec::new();
+    for t in inputs.totals.iter().filter(|t| t.backend == lead) {
+        if !cases.contains(&t.case.as_str()) {
+            cases.push(&t.case);
+        }
+    }
+    let mut picks = Vec::new();
+    for case in cases {
+        let best = layout::recommended(&summaries, lead, case);
+        picks.push(format!("{case}: **{best}**"));
+        let mut rows: Vec<(&str, &layout::Summary)> = summaries
+            .iter()
+            .filter(|((b, c, _), _)| b == lead && c == case)
+            .map(|((_, _, v), s)| (v.as_str(), s))
+            .collect();
+        let median_of = |s: &layout::Summary| s.vs_shipping.map_or(0.0, |d| d.0);
+        rows.sort_by(|a, b| median_of(a.1).total_cmp(&median_of(b.1)).then(a.0.cmp(b.0)));
+        for (i, (variant, s)) in rows.iter().enumerate() {
+            let name = if *variant == best {
+                format!("**{variant}**")
+            } else {
+                (*variant).to_owned()
+            };
+            let (median, range) = match s.vs_shipping {
+                Some((m, lo, hi)) => (signed(m), format!("{} … {}", signed(lo), signed(hi))),
+                None => ("-".into(), "-".into()),
+            };
+            let beside = other.and_then(|o| {
+                summaries.get(&(o.to_owned(), case.to_owned(), (*variant).to_owned()))
+            });
+            let (o_median, o_verdict) = match beside {
+                Some(b) => (
+                    b.vs_shipping.map_or("-".into(), |d| signed(d.0)),
+                    mark(b.verdict),
+                ),
+                None => ("-".into(), "-".into()),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {name} | {median} | {range} | {} | {o_median} | {o_verdict} |",
+                if i == 0 { case } else { "" },
+                mark(s.verdict)
+            );
+        }
+    }
+    let _ = writeln!(out, "\nRecommended per case: {}.", picks.join("; "));
+    let flips = summaries
+        .iter()
+        .filter(|((b, _, _), s)| b == lead && s.verdict == Verdict::Noise)
+        .count();
+    let _ = writeln!(
+        out,
+        "{flips} variant–case pairs on {lead} are within layout noise: one layout alone would \
+         have named a winner that another layout reverses.\n"
+    );
+    out
+}
+
+/// How a verdict reads in the report.
+fn mark(v: Verdict) -> String {
+    match v {
+        Verdict::Better | Verdict::Worse => format!("**{}**", v.name()),
+        Verdict::Baseline => "baseline".into(),
+        Verdict::Unpaired => "-".into(),
+        _ => v.name().into(),
+    }
+}
 
 pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -403,9 +574,8 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
          and checks (filling and verifying every block), so their totals include that checking \
          work; compare their allocator columns.\n"
     );
-    let _ = writeln!(out, "## Findings\n");
-    out.push_str(&crate::findings::paragraph(inputs));
-    let _ = writeln!(out, "\n## Summary\n");
+    out.push_str(&verdicts(inputs));
+    let _ = writeln!(out, "\n## Summary at the linker's layout\n");
     let _ = writeln!(
         out,
         "`pages`: 16 KiB pages the plain build's messages touched above the stack (first read, \

@@ -55,7 +55,7 @@ pub struct OpRow {
 }
 
 /// One case on one build: the whole cost and the allocator's part.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TotalRow {
     pub backend: String,
     pub case: String,
@@ -71,6 +71,41 @@ pub struct TotalRow {
     pub allocator_share_pct: f64,
     /// Bytes of the deployed `.opt.wasm` (plain build).
     pub code_bytes: u64,
+    /// Heap layouts the plain build was run at (`<backend>/layouts.csv`; see
+    /// [`crate::layout`]); `total` is the one at offset 0, the build as the linker lays it out.
+    pub layouts: u64,
+    /// The plain build's total over those layouts: median (mean of the middle two for an even
+    /// count, 1 decimal), lowest and highest.
+    pub total_median: f64,
+    pub total_min: u64,
+    pub total_max: u64,
+    /// `100 * (total - shipping's) / shipping's` at each layout both were run at: median, lowest
+    /// and highest, 4 decimals. Empty for shipping itself and where shipping was not run.
+    pub vs_shipping_median_pct: Option<f64>,
+    pub vs_shipping_min_pct: Option<f64>,
+    pub vs_shipping_max_pct: Option<f64>,
+    /// Against shipping: `better` or `worse` (cheaper, dearer at every layout), `same` (equal at
+    /// every layout), `noise` (the sign depends on the layout), `baseline` (shipping itself),
+    /// or empty (no shipping run to pair with).
+    pub verdict: String,
+}
+
+/// The plain build of one case at one heap layout (the layout sweep, [`crate::layout`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayoutRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    pub unit: String,
+    /// Bytes every static (and so the heap base) was moved up from where the linker puts it.
+    pub offset: u32,
+    /// The linker's `__heap_base` at that offset.
+    pub heap_base: u32,
+    /// Sum of every message's cost, `init` included.
+    pub total: u64,
+    /// Pages first read and first written over the case, where the backend counts them.
+    pub pages_read: Option<u64>,
+    pub pages_written: Option<u64>,
 }
 
 /// How exactly "probe build minus probe overhead = plain build" holds for one case and build.
@@ -112,10 +147,12 @@ pub struct ValidationRow {
 pub struct ArtifactRow {
     pub package: String,
     pub variant: String,
-    /// `plain`, `probe` or `twin`.
+    /// `plain`, `probe`, `twin`, or `layout` (a plain build of the layout sweep).
     pub build: String,
     /// Static padding of a twin build, 0 otherwise.
     pub layout_pad_bytes: u32,
+    /// Bytes the statics of a `layout` build were moved up ([`crate::layout`]), 0 otherwise.
+    pub layout_offset: u32,
     /// Bytes of the `.opt.wasm`.
     pub bytes: u64,
     /// The linker's `__heap_base`.

@@ -114,6 +114,27 @@ pub fn exported_global(bytes: &[u8], name: &str) -> Result<Option<u32>> {
         .and_then(|i| globals.get(i as usize).copied().flatten()))
 }
 
+/// Where the linker placed the first byte of static data: the smallest offset of an active
+/// data segment (`None` without one).
+pub fn data_start(bytes: &[u8]) -> Result<Option<u32>> {
+    let mut start: Option<u32> = None;
+    for payload in Parser::new(0).parse_all(bytes) {
+        if let Payload::DataSection(reader) = payload? {
+            for data in reader {
+                if let wasmparser::DataKind::Active { offset_expr, .. } = data?.kind {
+                    if let Operator::I32Const { value } =
+                        offset_expr.get_operators_reader().read()?
+                    {
+                        let at = value as u32;
+                        start = Some(start.map_or(at, |s| s.min(at)));
+                    }
+                }
+            }
+        }
+    }
+    Ok(start)
+}
+
 /// Fails, naming each breach, unless the module keeps Gear's rules and imports only functions
 /// listed in `allowed_imports` (as `env.name`).
 pub fn check_gear_rules(info: &WasmInfo, allowed_imports: &[&str]) -> Result<()> {

@@ -50,6 +50,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 probe: false,
                 post: PostProcess::Gear,
                 layout_pad: 0,
+                layout_offset: 0,
                 extra_features: "",
                 external: None,
             };

@@ -4,16 +4,19 @@
 use anyhow::{bail, Context, Result};
 use galloc_lab::agreement::{agreement, Pair};
 use galloc_lab::backend::{node, BackendKind};
+use galloc_lab::build::{BuildRequest, PostProcess};
 use galloc_lab::cache::RunCache;
 use galloc_lab::external::Program;
+use galloc_lab::layout;
 use galloc_lab::measure::{
     case_rows, measure_case, message_rows, overheads_of, pages_row, validate, Builds,
     CaseMeasurement,
 };
 use galloc_lab::results::{
-    merge, read_csv, write_csv, AgreementRow, ArtifactRow, MeasuredRow, MessageRow, OpRow,
-    PagesRow, TotalRow, ValidationRow, MANIFEST,
+    merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, MeasuredRow, MessageRow,
+    OpRow, PagesRow, TotalRow, ValidationRow, MANIFEST,
 };
+use galloc_lab::run::CaseRun;
 use galloc_lab::scenario::{self, Scenario};
 use galloc_lab::trace;
 use galloc_lab::workspace::Workspace;
@@ -54,6 +57,11 @@ pub struct Args {
     /// The results then describe a modified allocator, so they need `--out`.
     #[arg(long, default_value = "")]
     allocator_features: String,
+    /// Heap layouts to run each case's plain build at, spread evenly over one 16 KiB Gear
+    /// page (README: "Verdicts across heap layouts"); 1 runs the linker's layout alone, as the
+    /// gate does. `results/` always holds every case at 8.
+    #[arg(long, default_value_t = galloc_lab::layout::POINTS)]
+    layouts: u32,
     /// Measure another gstd program instead of the lab's cases: its crate directory (or
     /// `Cargo.toml`). Needs `--scenario`; built per variant without editing the crate.
     #[arg(long, requires = "scenario")]
@@ -64,9 +72,24 @@ pub struct Args {
     scenario: Option<std::path::PathBuf>,
 }
 
+/// What one job ran: a case's three builds, or one layout of its plain build.
+enum Ran {
+    Case(Box<CaseMeasurement>),
+    Point(Box<CaseRun>),
+}
+
 /// Everything measured in this run, by (backend, case, variant).
-type Measured<'a> =
-    BTreeMap<(BackendKind, usize, usize), (&'a Scenario, &'static Variant, CaseMeasurement)>;
+/// Everything measured in this run, by (backend, case, variant): the runs at the linker's
+/// layout and the plain build's at each other layout (by offset).
+type Measured<'a> = BTreeMap<
+    (BackendKind, usize, usize),
+    (
+        &'a Scenario,
+        &'static Variant,
+        CaseMeasurement,
+        Vec<(u32, CaseRun)>,
+    ),
+>;
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
@@ -117,6 +140,18 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         (None, None) => ws.results_dir(),
     };
 
+    let offsets = galloc_lab::layout::offsets(args.layouts)?;
+    if args.layouts != galloc_lab::layout::POINTS
+        && std::path::absolute(&out).ok() == Some(ws.results_dir())
+    {
+        bail!(
+            "--layouts {}: results/ holds every case at {} layouts, so a run into it sweeps \
+             them all; give --out DIR to measure fewer",
+            args.layouts,
+            galloc_lab::layout::POINTS
+        );
+    }
+
     // The results this run adds to must be whole and readable now, not after minutes of
     // building and running: they are merged with its rows at the end.
     let has_files = std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some());
@@ -143,14 +178,26 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                         eprintln!("{line}");
                     }
                 };
-                slot.insert(Builds::with_features(
+                let mut b = Builds::with_features(
                     ws,
                     s.package,
                     external.as_ref(),
                     v,
                     &args.allocator_features,
                     log,
-                )?);
+                )?;
+                let plain = BuildRequest {
+                    package: s.package,
+                    variant: v,
+                    probe: false,
+                    post: PostProcess::Gear,
+                    layout_pad: 0,
+                    layout_offset: 0,
+                    extra_features: &args.allocator_features,
+                    external: external.as_ref(),
+                };
+                b.layouts = layout::builds(ws, plain, &offsets, log)?;
+                slot.insert(b);
             }
         }
     }
@@ -158,7 +205,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     // Per backend, case and variant: plain, probe and twin runs.
     let total_messages: u64 = scenarios
         .iter()
-        .map(|s| (s.steps.len() as u64 + 1) * 3 * variants.len() as u64)
+        .map(|s| (s.steps.len() as u64 + 1) * (2 + offsets.len() as u64) * variants.len() as u64)
         .sum::<u64>()
         * backends.len() as u64;
     let bar = if args.quiet {
@@ -172,42 +219,128 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     );
 
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
-    let mut measured: Measured = BTreeMap::new();
-    let (mut reused, mut ran) = (0, 0);
+    // Every run is its own job: the case's three builds, or one layout of its plain build.
+    // They run on every core (each on a fresh chain or meter of its own), and their results
+    // are put back in order, so the files do not depend on which finished first. A node is
+    // one process, driven by one run at a time.
+    let mut jobs: Vec<(BackendKind, usize, usize, Option<usize>)> = Vec::new();
     for &backend in &backends {
         for (ci, s) in scenarios.iter().enumerate() {
             for (vi, v) in variants.iter().enumerate() {
-                let b = &builds[&(s.package, v.id)];
-                let key = cache.key(backend, s, b);
-                // A node's runs are not kept: the same builds can cost differently on
-                // another node or runtime, and the cache key cannot see which node it was.
-                let keep = !args.fresh && backend != BackendKind::Node;
-                let kept = keep.then(|| cache.load(&key, backend)).flatten();
-                let m = match kept {
-                    Some(m) => {
-                        reused += 1;
-                        bar.inc(3 * m.plain.messages.len() as u64);
-                        m
-                    }
-                    None => {
-                        ran += 1;
-                        let m = measure_case(b, s, backend, |config| {
-                            bar.set_message(format!("{} {} {config}", backend.name(), s.case));
-                            bar.inc(1);
-                        })?;
-                        if b.twin.is_none() {
-                            bar.inc(m.plain.messages.len() as u64);
-                        }
-                        if backend != BackendKind::Node {
-                            cache.store(&key, &m)?;
-                        }
-                        m
-                    }
-                };
-                measured.insert((backend, ci, vi), (s, v, m));
+                jobs.push((backend, ci, vi, None));
+                let points = builds[&(s.package, v.id)].layouts.len();
+                jobs.extend((0..points).map(|p| (backend, ci, vi, Some(p))));
             }
         }
     }
+    let workers = if backends.contains(&BackendKind::Node) {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (reused, ran) = (
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    );
+    type Done = BTreeMap<(BackendKind, usize, usize, Option<usize>), Ran>;
+    let done: std::sync::Mutex<Done> = Default::default();
+    let failed: std::sync::Mutex<Option<anyhow::Error>> = Default::default();
+    let job =
+        |(backend, ci, vi, point): (BackendKind, usize, usize, Option<usize>)| -> Result<Ran> {
+            let (s, v) = (&scenarios[ci], variants[vi]);
+            let b = &builds[&(s.package, v.id)];
+            // A node's runs are not kept: the same builds can cost differently on another node
+            // or runtime, and the cache key cannot see which node it was.
+            let keep = !args.fresh && backend != BackendKind::Node;
+            let count = |kept: bool| {
+                let n = if kept { &reused } else { &ran };
+                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            };
+            let Some(p) = point else {
+                let key = cache.key(backend, s, b);
+                if let Some(m) = keep.then(|| cache.load(&key, backend)).flatten() {
+                    count(true);
+                    bar.inc(3 * m.plain.messages.len() as u64);
+                    return Ok(Ran::Case(Box::new(m)));
+                }
+                count(false);
+                let m = measure_case(b, s, backend, |config| {
+                    bar.set_message(format!("{} {} {config}", backend.name(), s.case));
+                    bar.inc(1);
+                })?;
+                if b.twin.is_none() {
+                    bar.inc(m.plain.messages.len() as u64);
+                }
+                if keep {
+                    cache.store(&key, &m)?;
+                }
+                return Ok(Ran::Case(Box::new(m)));
+            };
+            let artifact = &b.layouts[p].1;
+            let key = cache.key_of_run(backend, s, &artifact.sha256);
+            let run = match keep.then(|| cache.load_run(&key)).flatten() {
+                Some(run) => {
+                    count(true);
+                    run
+                }
+                None => {
+                    count(false);
+                    bar.set_message(format!("{} {} {}", backend.name(), s.case, artifact.config));
+                    let run = layout::run(artifact, s, backend)?;
+                    if keep {
+                        cache.store_run(&key, &run)?;
+                    }
+                    run
+                }
+            };
+            bar.inc(run.messages.len() as u64);
+            Ok(Ran::Point(Box::new(run)))
+        };
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                if failed.lock().expect("no panic holds it").is_some() {
+                    return;
+                }
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&id) = jobs.get(i) else { return };
+                match job(id) {
+                    Ok(r) => {
+                        done.lock().expect("no panic holds it").insert(id, r);
+                    }
+                    Err(e) => {
+                        failed.lock().expect("no panic holds it").get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failed.into_inner().expect("no panic holds it") {
+        bar.finish_and_clear();
+        return Err(e);
+    }
+    let mut measured: Measured = BTreeMap::new();
+    let mut done = done.into_inner().expect("no panic holds it");
+    for (backend, ci, vi, point) in jobs.iter().copied().filter(|j| j.3.is_none()) {
+        let (s, v) = (&scenarios[ci], variants[vi]);
+        let Some(Ran::Case(m)) = done.remove(&(backend, ci, vi, point)) else {
+            unreachable!("every job ran");
+        };
+        let layouts = &builds[&(s.package, v.id)].layouts;
+        let points = layouts
+            .iter()
+            .enumerate()
+            .map(
+                |(p, (offset, _))| match done.remove(&(backend, ci, vi, Some(p))) {
+                    Some(Ran::Point(run)) => (*offset, *run),
+                    _ => unreachable!("every job ran"),
+                },
+            )
+            .collect();
+        measured.insert((backend, ci, vi), (s, v, *m, points));
+    }
+    let (reused, ran) = (reused.into_inner(), ran.into_inner());
     bar.finish_and_clear();
     if !args.quiet {
         eprintln!(
@@ -225,7 +358,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         ws, &staged, &out, &backends, &measured, &builds, &scenarios,
     ))?;
     staged.commit()?;
-    println!("{}", report.summary());
+    println!("{}", report.verdicts());
+    println!("Full report: {}", out.join("README.md").display());
     Ok(())
 }
 
@@ -247,7 +381,7 @@ fn write_all(
     write_agreement(&dir, scenarios)?;
     let runs: Vec<MeasuredRow> = measured
         .values()
-        .map(|(s, v, m)| MeasuredRow {
+        .map(|(s, v, m, _)| MeasuredRow {
             backend: m.backend.name().into(),
             case: s.case.into(),
             variant: v.id.into(),
@@ -272,6 +406,15 @@ fn check_extra_features(args: &Args) -> Result<()> {
         return Ok(());
     }
     for f in &features {
+        if f.starts_with("layout-pad-") {
+            anyhow::bail!(
+                "--allocator-features {f}: the heap layout is the lab's to vary (its twin builds \
+                 are padded with these very features, and cargo features are a set, so an extra \
+                 padding would merge with the twin's): every case is already run at {} layouts \
+                 over a Gear page, see --layouts",
+                galloc_lab::layout::POINTS
+            );
+        }
         if galloc_variants::VARIANTS.iter().any(|v| v.feature == *f) || *f == "probe" {
             anyhow::bail!(
                 "--allocator-features {f}: `{f}` is chosen by the lab itself (use --variants for \
@@ -297,11 +440,26 @@ fn write_backend(
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
 ) -> Result<()> {
-    let (mut totals, mut ops, mut pages, mut messages) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut totals, mut ops, mut pages, mut messages, mut layouts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut per_build: BTreeMap<(&str, &str), Vec<(&Scenario, &CaseMeasurement)>> = BTreeMap::new();
-    for (_, (s, v, m)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
+    for (_, (s, v, m, points)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
         let build = &builds[&(s.package, v.id)];
+        layouts.push(layout::row(
+            s,
+            v.id,
+            backend,
+            m.unit,
+            0,
+            &build.plain,
+            &m.plain,
+        )?);
+        for ((offset, run), (built_at, artifact)) in points.iter().zip(&build.layouts) {
+            debug_assert_eq!(offset, built_at);
+            layouts.push(layout::row(
+                s, v.id, backend, m.unit, *offset, artifact, run,
+            )?);
+        }
         let (total, op_rows) = case_rows(s, v, m, build.plain.bytes.len() as u64);
         totals.push(total);
         ops.extend(op_rows);
@@ -338,9 +496,28 @@ fn write_backend(
         checks.extend(validate(v, &builds[&(*package, *variant)], runs, kept));
     }
 
-    let totals = merge(&save("totals.csv"), totals, |r: &TotalRow| {
+    // A (case, variant) measured now has all its layouts replaced, so that no point of an
+    // earlier build stays beside this one's.
+    let fresh: std::collections::BTreeSet<(String, String)> = layouts
+        .iter()
+        .map(|r: &LayoutRow| (r.case.clone(), r.variant.clone()))
+        .collect();
+    let mut layouts = merge(&save("layouts.csv"), layouts, |r: &LayoutRow| {
+        (key(&r.case, &r.variant), r.offset)
+    })?;
+    let measured_offsets: std::collections::BTreeSet<(String, String, u32)> =
+        points_of(measured, backend);
+    layouts.retain(|r| {
+        !fresh.contains(&(r.case.clone(), r.variant.clone()))
+            || measured_offsets.contains(&(r.case.clone(), r.variant.clone(), r.offset))
+    });
+    write_csv(&save("layouts.csv"), &layouts)?;
+
+    let mut totals = merge(&save("totals.csv"), totals, |r: &TotalRow| {
         key(&r.case, &r.variant)
     })?;
+    // Derived from every layout row, so a rerun of shipping refreshes every variant's pairing.
+    layout::fill(&mut totals, &layouts);
     write_csv(&save("totals.csv"), &totals)?;
     let ops = merge(&save("ops.csv"), ops, |r: &OpRow| {
         (key(&r.case, &r.variant), op_index(&r.op))
@@ -371,15 +548,41 @@ fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Resul
         .flat_map(|((package, variant), b)| b.rows(package, variant))
         .collect();
     let path = dir.join("artifacts.csv");
+    let fresh: std::collections::BTreeSet<(String, String)> = rows
+        .iter()
+        .map(|r| (r.package.clone(), r.variant.clone()))
+        .collect();
+    let made: std::collections::BTreeSet<(String, String, String, u32)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.package.clone(),
+                r.variant.clone(),
+                r.build.clone(),
+                r.layout_offset,
+            )
+        })
+        .collect();
     let mut rows = merge(&path, rows, |r: &ArtifactRow| {
         (
             r.package.clone(),
             key("", &r.variant).1,
             build_index(&r.build),
+            r.layout_offset,
         )
     })?;
-    // Rows of builds the lab no longer makes would otherwise be kept forever.
-    rows.retain(|r| build_index(&r.build) != usize::MAX);
+    // Rows of builds the lab no longer makes would otherwise be kept forever: of a (package,
+    // variant) built now only this run's builds stay.
+    rows.retain(|r| {
+        build_index(&r.build) != usize::MAX
+            && (!fresh.contains(&(r.package.clone(), r.variant.clone()))
+                || made.contains(&(
+                    r.package.clone(),
+                    r.variant.clone(),
+                    r.build.clone(),
+                    r.layout_offset,
+                )))
+    });
     write_csv(&path, &rows)
 }
 
@@ -443,6 +646,22 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
     write_csv(&path, &rows)
 }
 
+/// The (case, variant, offset) of every layout this run measured on `backend`.
+fn points_of(
+    measured: &Measured,
+    backend: BackendKind,
+) -> std::collections::BTreeSet<(String, String, u32)> {
+    measured
+        .iter()
+        .filter(|((b, _, _), _)| *b == backend)
+        .flat_map(|(_, (s, v, _, points))| {
+            std::iter::once(0)
+                .chain(points.iter().map(|(o, _)| *o))
+                .map(|o| (s.case.to_owned(), v.id.to_owned(), o))
+        })
+        .collect()
+}
+
 /// The page counts a message row keeps (all but `changed`, which the agreement does not use).
 fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
     galloc_lab::backend::PageCounts {
@@ -486,7 +705,7 @@ fn op_index(op: &str) -> usize {
 }
 
 fn build_index(build: &str) -> usize {
-    ["plain", "probe", "twin"]
+    ["plain", "probe", "twin", "layout"]
         .iter()
         .position(|b| *b == build)
         .unwrap_or(usize::MAX)

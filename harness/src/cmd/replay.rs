@@ -329,6 +329,7 @@ impl Programs<'_> {
             probe: true,
             post: PostProcess::Gear,
             layout_pad,
+            layout_offset: 0,
             extra_features: "",
             external: None,
         };

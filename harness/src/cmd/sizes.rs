@@ -37,6 +37,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 probe,
                 post: PostProcess::None,
                 layout_pad: 0,
+                layout_offset: 0,
                 extra_features: "",
                 external: None,
             };

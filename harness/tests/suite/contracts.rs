@@ -15,6 +15,7 @@ fn code(package: &str) -> Vec<u8> {
         probe: false,
         post: PostProcess::Gear,
         layout_pad: 0,
+        layout_offset: 0,
         extra_features: "",
         external: None,
     };

@@ -136,6 +136,33 @@ fn report_refuses_missing_files_and_rows() {
         |d| std::fs::remove_file(d.join("traces/nft-lab.csv.zst")).unwrap(),
         &["traces/nft-lab.csv.zst: missing"],
     );
+    // A layout of the sweep gone, and a sweep whose linker layout is not the committed total.
+    report_refuses(
+        |d| {
+            drop_lines(d, "gtest/layouts.csv", |_, l| {
+                l.starts_with("gtest,nft,talc,gas,6144,")
+            });
+        },
+        &["gtest/nft/talc: layouts.csv has offsets [0, 2048, 4096, 8192"],
+    );
+    report_refuses(
+        |d| {
+            let p = d.join("wasmtime/layouts.csv");
+            let text = std::fs::read_to_string(&p).unwrap();
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("wasmtime,nft,rlsf,fuel,0,"))
+                .unwrap()
+                .to_owned();
+            let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();
+            cells[6] = (cells[6].parse::<u64>().unwrap() + 1).to_string();
+            std::fs::write(&p, text.replace(&line, &cells.join(","))).unwrap();
+        },
+        &[
+            "wasmtime/nft/rlsf: layouts.csv has total",
+            "at offset 0, totals.csv",
+        ],
+    );
 }
 
 #[test]
@@ -238,6 +265,12 @@ fn empty_lists_are_errors_that_name_the_choices() {
         &["--backends", "node"],
         |_| {},
         &["no node given: pass --node ws://HOST:PORT"],
+    );
+    // A padding of one's own would merge with the twin's (cargo features are a set).
+    measure_refuses(
+        &["--allocator-features", "layout-pad-1024"],
+        |_| {},
+        &["the heap layout is the lab's to vary", "--layouts"],
     );
 }
 

@@ -4,6 +4,7 @@
 mod cli;
 mod contracts;
 mod integrity;
+mod layouts;
 mod probe;
 mod report;
 mod scenarios;

@@ -23,6 +23,7 @@ fn default_cases_pass_on_every_variant_with_identical_replies() {
                 probe: false,
                 post: PostProcess::Gear,
                 layout_pad: 0,
+                layout_offset: 0,
                 extra_features: "",
                 external: None,
             };

@@ -176,6 +176,7 @@ fn page_hooks_cost_no_fuel() {
         probe: true,
         post: PostProcess::Gear,
         layout_pad: 0,
+        layout_offset: 0,
         extra_features: "",
         external: None,
     };

@@ -1,0 +1,348 @@
+//! The layout sweep: verdicts that survive where the heap begins.
+//!
+//! Gear charges per 16 KiB page a message touches, so a total depends on which pages a
+//! program's objects straddle, and that depends on where `__heap_base` lands: on how much
+//! static data the program has, which differs in every program. One layout can flip a
+//! comparison (measured: shipping's own nft-stress total spans 8 % across paddings). Gas is
+//! deterministic, so instead of sampling layouts the lab sweeps them: each case's plain build
+//! is re-linked with its statics (and so its heap base) moved up by [`offsets`] spread evenly
+//! over one Gear page, and every variant is compared with `shipping` *at the same offset*.
+//! A variant is better (worse) than shipping on a case only if it is at every offset.
+//!
+//! The probe and twin builds stay at the linker's own layout: they measure what the allocator
+//! did there, and the probe's relation to its twin holds per layout, so one is enough.
+
+use crate::backend::BackendKind;
+use crate::build::{build, Artifact, BuildRequest, PostProcess};
+use crate::results::{round, LayoutRow, TotalRow};
+use crate::run::{run_case, CaseRun, ProbeReads};
+use crate::scenario::Scenario;
+use crate::workspace::Workspace;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+
+/// Bytes of one Gear page: what the sweep's offsets span.
+pub const GEAR_PAGE: u32 = 16 * 1024;
+
+/// Layouts `just compare` runs every case at (offset 0 is the committed, linker's own).
+pub const POINTS: u32 = 8;
+
+/// The variant every other is paired with.
+pub const SHIPPING: &str = "shipping";
+
+/// `points` offsets spread evenly over one Gear page, 0 first, each a multiple of 16 (static
+/// data keeps its alignment).
+pub fn offsets(points: u32) -> Result<Vec<u32>> {
+    if points == 0 || points > GEAR_PAGE / 16 {
+        bail!(
+            "--layouts {points}: give 1 (the linker's layout only) to {} layouts",
+            GEAR_PAGE / 16
+        );
+    }
+    Ok((0..points)
+        .map(|i| (u64::from(i) * u64::from(GEAR_PAGE) / u64::from(points)) as u32 / 16 * 16)
+        .collect())
+}
+
+/// The plain build of `package` for `variant` re-linked at each nonzero offset.
+pub fn builds(
+    ws: &Workspace,
+    base: BuildRequest<'_>,
+    offsets: &[u32],
+    log: impl Fn(&str),
+) -> Result<Vec<(u32, Artifact)>> {
+    offsets
+        .iter()
+        .filter(|o| **o > 0)
+        .map(|&layout_offset| {
+            let req = BuildRequest {
+                probe: false,
+                post: PostProcess::Gear,
+                layout_pad: 0,
+                layout_offset,
+                ..base
+            };
+            log(&format!("building {} for {}", req.package, req.config()));
+            Ok((layout_offset, build(ws, req)?))
+        })
+        .collect()
+}
+
+/// One layout's run of the plain build.
+pub fn run(artifact: &Artifact, scenario: &Scenario, backend: BackendKind) -> Result<CaseRun> {
+    let mut b = backend.create()?;
+    run_case(
+        b.as_mut(),
+        &artifact.bytes,
+        scenario,
+        ProbeReads::Never,
+        || {},
+    )
+    .with_context(|| {
+        format!(
+            "{} on {} ({}, {})",
+            scenario.case,
+            backend.name(),
+            artifact.config,
+            artifact.path.display()
+        )
+    })
+}
+
+/// The row of one layout's run.
+pub fn row(
+    scenario: &Scenario,
+    variant: &str,
+    backend: BackendKind,
+    unit: crate::backend::Unit,
+    offset: u32,
+    artifact: &Artifact,
+    run: &CaseRun,
+) -> Result<LayoutRow> {
+    let pages: Option<Vec<_>> = run.messages.iter().map(|m| m.pages).collect();
+    let sum = |f: fn(&crate::backend::PageCounts) -> u32| {
+        pages
+            .as_ref()
+            .map(|p| p.iter().map(|c| u64::from(f(c))).sum())
+    };
+    Ok(LayoutRow {
+        backend: backend.name().into(),
+        case: scenario.case.into(),
+        variant: variant.into(),
+        unit: unit.name().into(),
+        offset,
+        heap_base: artifact
+            .heap_base
+            .with_context(|| format!("{} exports no __heap_base", artifact.path.display()))?,
+        total: run.total_cost(),
+        pages_read: sum(|c| c.read),
+        pages_written: sum(|c| c.write),
+    })
+}
+
+/// One variant's layouts against shipping's, on one backend and case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Layouts run.
+    pub points: usize,
+    /// The total: median, lowest, highest.
+    pub median: f64,
+    pub min: u64,
+    pub max: u64,
+    /// Percent difference to shipping at each shared offset: median, lowest, highest (`None`
+    /// for shipping itself or without shipping's points).
+    pub vs_shipping: Option<(f64, f64, f64)>,
+    /// What those differences say.
+    pub verdict: Verdict,
+}
+
+/// A variant against shipping across layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Cheaper at every layout.
+    Better,
+    /// Equal at every layout.
+    Same,
+    /// Cheaper at some layouts and not at others: the layout decides, not the allocator.
+    Noise,
+    /// Dearer at every layout.
+    Worse,
+    /// Shipping itself.
+    Baseline,
+    /// No shipping run at any of its layouts.
+    Unpaired,
+}
+
+impl Verdict {
+    /// How `totals.csv` and the report write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Same => "same",
+            Verdict::Noise => "noise",
+            Verdict::Worse => "worse",
+            Verdict::Baseline => "baseline",
+            Verdict::Unpaired => "",
+        }
+    }
+
+    /// A comparison of `a` and `b` (any pair, not only against shipping) from their totals
+    /// at the same layouts.
+    pub fn of_pairs(pairs: &[(u64, u64)]) -> Verdict {
+        if pairs.is_empty() {
+            Verdict::Unpaired
+        } else if pairs.iter().all(|(a, b)| a < b) {
+            Verdict::Better
+        } else if pairs.iter().all(|(a, b)| a > b) {
+            Verdict::Worse
+        } else if pairs.iter().all(|(a, b)| a == b) {
+            Verdict::Same
+        } else {
+            Verdict::Noise
+        }
+    }
+}
+
+/// The median of `values` (sorted here): the middle one, or the mean of the middle two.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// `(a's total, b's total)` at every offset both were run at, on one backend and case.
+pub fn pairs(rows: &[LayoutRow], backend: &str, case: &str, a: &str, b: &str) -> Vec<(u64, u64)> {
+    let of = |variant: &str| -> BTreeMap<u32, u64> {
+        rows.iter()
+            .filter(|r| r.backend == backend && r.case == case && r.variant == variant)
+            .map(|r| (r.offset, r.total))
+            .collect()
+    };
+    let (a, b) = (of(a), of(b));
+    a.iter()
+        .filter_map(|(o, ta)| b.get(o).map(|tb| (*ta, *tb)))
+        .collect()
+}
+
+/// Every (backend, case, variant)'s [`Summary`].
+pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summary> {
+    let mut groups: BTreeMap<(String, String, String), Vec<u64>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((r.backend.clone(), r.case.clone(), r.variant.clone()))
+            .or_default()
+            .push(r.total);
+    }
+    groups
+        .into_iter()
+        .map(|(key, totals)| {
+            let (backend, case, variant) = (&key.0, &key.1, &key.2);
+            let pct = |(v, s): (u64, u64)| 100.0 * (v as f64 - s as f64) / s as f64;
+            let paired = pairs(rows, backend, case, variant, SHIPPING);
+            let vs_shipping = (variant != SHIPPING && !paired.is_empty()).then(|| {
+                let mut d: Vec<f64> = paired.iter().copied().map(pct).collect();
+                let m = median(&mut d);
+                (m, d[0], d[d.len() - 1])
+            });
+            let verdict = if variant == SHIPPING {
+                Verdict::Baseline
+            } else {
+                Verdict::of_pairs(&paired)
+            };
+            let summary = Summary {
+                points: totals.len(),
+                median: median(&mut totals.iter().map(|t| *t as f64).collect::<Vec<_>>()),
+                min: totals.iter().copied().min().unwrap_or(0),
+                max: totals.iter().copied().max().unwrap_or(0),
+                vs_shipping,
+                verdict,
+            };
+            (key, summary)
+        })
+        .collect()
+}
+
+/// Fills the layout columns of `totals` from `rows`.
+pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
+    let summaries = summarise(rows);
+    for t in totals {
+        let key = (t.backend.clone(), t.case.clone(), t.variant.clone());
+        let Some(s) = summaries.get(&key) else {
+            continue;
+        };
+        t.layouts = s.points as u64;
+        t.total_median = round(s.median, 1);
+        t.total_min = s.min;
+        t.total_max = s.max;
+        t.vs_shipping_median_pct = s.vs_shipping.map(|d| round(d.0, 4));
+        t.vs_shipping_min_pct = s.vs_shipping.map(|d| round(d.1, 4));
+        t.vs_shipping_max_pct = s.vs_shipping.map(|d| round(d.2, 4));
+        t.verdict = s.verdict.name().into();
+    }
+}
+
+/// The variant the lab recommends on one backend and case: of those better than shipping at
+/// every layout, the one with the lowest median difference (then the lowest worst case, then
+/// the name); shipping when none is.
+pub fn recommended<'a>(
+    summaries: &'a BTreeMap<(String, String, String), Summary>,
+    backend: &str,
+    case: &str,
+) -> &'a str {
+    summaries
+        .iter()
+        .filter(|((b, c, _), s)| b == backend && c == case && s.verdict == Verdict::Better)
+        .filter_map(|((_, _, v), s)| s.vs_shipping.map(|d| (d.0, d.2, v.as_str())))
+        .min_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(b.2))
+        })
+        .map_or(SHIPPING, |(_, _, v)| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_span_one_gear_page_evenly() {
+        assert_eq!(
+            offsets(8).unwrap(),
+            [0, 2048, 4096, 6144, 8192, 10240, 12288, 14336]
+        );
+        assert_eq!(offsets(1).unwrap(), [0]);
+        assert_eq!(offsets(3).unwrap(), [0, 5456, 10912]);
+        assert!(offsets(0).is_err());
+    }
+
+    fn r(variant: &str, offset: u32, total: u64) -> LayoutRow {
+        LayoutRow {
+            backend: "gtest".into(),
+            case: "c".into(),
+            variant: variant.into(),
+            unit: "gas".into(),
+            offset,
+            heap_base: 0,
+            total,
+            pages_read: None,
+            pages_written: None,
+        }
+    }
+
+    /// Better only if cheaper at every layout; one layout the other way makes it noise.
+    #[test]
+    fn a_verdict_needs_every_layout() {
+        let rows = [
+            r("shipping", 0, 100),
+            r("shipping", 2048, 200),
+            r("a", 0, 90),
+            r("a", 2048, 190),
+            r("b", 0, 90),
+            r("b", 2048, 210),
+            r("c", 0, 100),
+            r("c", 2048, 200),
+            r("d", 0, 101),
+            r("d", 2048, 201),
+            r("e", 4096, 1),
+        ];
+        let s = summarise(&rows);
+        let get = |v: &str| s[&("gtest".into(), "c".into(), v.into())].clone();
+        assert_eq!(get("a").verdict, Verdict::Better);
+        assert_eq!(get("b").verdict, Verdict::Noise);
+        assert_eq!(get("c").verdict, Verdict::Same);
+        assert_eq!(get("d").verdict, Verdict::Worse);
+        assert_eq!(get("shipping").verdict, Verdict::Baseline);
+        assert_eq!(get("e").verdict, Verdict::Unpaired, "no shared offset");
+        let a = get("a");
+        assert_eq!((a.points, a.median, a.min, a.max), (2, 140.0, 90, 190));
+        // -10 % at 0, -5 % at 2048.
+        assert_eq!(a.vs_shipping, Some((-7.5, -10.0, -5.0)));
+        assert_eq!(recommended(&s, "gtest", "c"), "a");
+        assert_eq!(recommended(&s, "gtest", "other"), "shipping");
+    }
+}

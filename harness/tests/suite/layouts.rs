@@ -1,0 +1,154 @@
+//! The committed verdicts are exactly what the committed layout rows imply: recomputed here
+//! from `results/<backend>/layouts.csv` alone, with nothing of the lab's own arithmetic.
+
+use galloc_lab::results::{read_csv, LayoutRow, TotalRow};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn results() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../results")
+}
+
+/// `(verdict, median %, lowest %, highest %)` of `mine` against `shipping`, both by offset.
+fn expected(mine: &BTreeMap<u32, u64>, shipping: &BTreeMap<u32, u64>) -> (String, f64, f64, f64) {
+    let pairs: Vec<(u64, u64)> = mine.iter().map(|(o, t)| (*t, shipping[o])).collect();
+    let verdict = if pairs.iter().all(|(a, b)| a < b) {
+        "better"
+    } else if pairs.iter().all(|(a, b)| a > b) {
+        "worse"
+    } else if pairs.iter().all(|(a, b)| a == b) {
+        "same"
+    } else {
+        "noise"
+    };
+    let mut pct: Vec<f64> = pairs
+        .iter()
+        .map(|(a, b)| (*a as f64 - *b as f64) / *b as f64 * 100.0)
+        .collect();
+    pct.sort_by(f64::total_cmp);
+    let n = pct.len();
+    let median = if n % 2 == 1 {
+        pct[n / 2]
+    } else {
+        (pct[n / 2 - 1] + pct[n / 2]) / 2.0
+    };
+    (verdict.into(), median, pct[0], pct[n - 1])
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() <= 0.00005 + 1e-9)
+}
+
+#[test]
+fn every_verdict_is_what_the_layout_rows_imply() {
+    let offsets: Vec<u32> = (0..8).map(|i| i * 2048).collect();
+    for backend in ["gtest", "wasmtime"] {
+        let dir = results().join(backend);
+        let layouts: Vec<LayoutRow> = read_csv(&dir.join("layouts.csv")).unwrap();
+        let totals: Vec<TotalRow> = read_csv(&dir.join("totals.csv")).unwrap();
+        let of = |case: &str, variant: &str| -> BTreeMap<u32, u64> {
+            layouts
+                .iter()
+                .filter(|r| r.case == case && r.variant == variant)
+                .map(|r| (r.offset, r.total))
+                .collect()
+        };
+        assert_eq!(layouts.len(), totals.len() * offsets.len(), "{backend}");
+        for t in &totals {
+            let what = format!("{backend}/{}/{}", t.case, t.variant);
+            let mine = of(&t.case, &t.variant);
+            assert_eq!(mine.keys().copied().collect::<Vec<_>>(), offsets, "{what}");
+            assert_eq!(mine[&0], t.total, "{what}: offset 0 is the committed total");
+            assert_eq!(t.layouts, 8, "{what}");
+            assert_eq!(t.total_min, *mine.values().min().unwrap(), "{what}");
+            assert_eq!(t.total_max, *mine.values().max().unwrap(), "{what}");
+            if t.variant == "shipping" {
+                assert_eq!(t.verdict, "baseline", "{what}");
+                assert_eq!(t.vs_shipping_median_pct, None, "{what}");
+                continue;
+            }
+            let (verdict, median, lo, hi) = expected(&mine, &of(&t.case, "shipping"));
+            assert_eq!(t.verdict, verdict, "{what}");
+            assert!(
+                close(t.vs_shipping_median_pct, median),
+                "{what}: median {median}"
+            );
+            assert!(close(t.vs_shipping_min_pct, lo), "{what}: lowest {lo}");
+            assert!(close(t.vs_shipping_max_pct, hi), "{what}: highest {hi}");
+        }
+    }
+}
+
+/// The report's verdict table says what `totals.csv` says, row for row, and bolds the variant
+/// the stated rule picks: of those better than shipping at every layout, the lowest median.
+#[test]
+fn the_report_opens_with_the_verdicts_of_the_rows() {
+    let report = std::fs::read_to_string(results().join("README.md")).unwrap();
+    let verdicts_at = report
+        .find("## Verdicts across heap layouts")
+        .expect("the verdict table");
+    let first_section = report.find("\n## ").unwrap();
+    assert_eq!(
+        first_section + 1,
+        verdicts_at,
+        "the report opens with the verdicts"
+    );
+    let totals = |backend: &str| -> Vec<TotalRow> {
+        read_csv(&results().join(backend).join("totals.csv")).unwrap()
+    };
+    let (gas, fuel) = (totals("gtest"), totals("wasmtime"));
+    let find = |rows: &[TotalRow], case: &str, variant: &str| -> TotalRow {
+        rows.iter()
+            .find(|t| t.case == case && t.variant == variant)
+            .cloned()
+            .unwrap_or_else(|| panic!("{case}/{variant}"))
+    };
+    let mark = |v: &str| match v {
+        "better" | "worse" => format!("**{v}**"),
+        other => other.to_owned(),
+    };
+    let mut case = String::new();
+    let mut rows = 0;
+    let mut bold: BTreeMap<String, String> = BTreeMap::new();
+    for line in report[verdicts_at..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| case |"))
+        .skip(2)
+    {
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if !cells[1].is_empty() {
+            case = cells[1].to_owned();
+        }
+        let variant = cells[2].trim_matches('*');
+        if cells[2].starts_with("**") {
+            bold.insert(case.clone(), variant.to_owned());
+        }
+        assert_eq!(
+            cells[5],
+            mark(&find(&gas, &case, variant).verdict),
+            "{line}"
+        );
+        assert_eq!(
+            cells[7],
+            mark(&find(&fuel, &case, variant).verdict),
+            "{line}"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, gas.len(), "one row per case and variant");
+    for (case, pick) in bold {
+        let best = gas
+            .iter()
+            .filter(|t| t.case == case && t.verdict == "better")
+            .min_by(|a, b| {
+                a.vs_shipping_median_pct
+                    .unwrap()
+                    .total_cmp(&b.vs_shipping_median_pct.unwrap())
+            })
+            .map_or("shipping", |t| t.variant.as_str());
+        assert_eq!(pick, best, "{case}");
+    }
+}
