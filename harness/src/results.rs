@@ -343,6 +343,14 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     for row in reader.deserialize() {
         rows.push(row.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line());
+            if e.to_string().contains("missing field") {
+                return anyhow::anyhow!(
+                    "{}:{line}: written by another version of the lab ({e}): a run of every \
+                     variant and default case on both embedded backends (`just compare`) \
+                     writes every results file afresh; a partial run cannot add to it",
+                    path.display()
+                );
+            }
             anyhow::anyhow!(
                 "{}:{line}: not a row of this file's format ({e}); restore the file or \
                  regenerate it with `just compare`",

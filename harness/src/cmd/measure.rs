@@ -152,10 +152,34 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
     }
 
+    // A run of every variant on every default case on both embedded backends into
+    // `results/` measures every row `results/` holds: it writes the set afresh instead of
+    // merging with it, so the lab can always regenerate its results, even after a change of
+    // their format. Any other run adds to what is there.
+    let to_results = std::path::absolute(&out).ok() == Some(ws.results_dir());
+    let mut run_set = std::collections::BTreeSet::new();
+    for b in &backends {
+        for s in &scenarios {
+            for v in &variants {
+                run_set.insert(MeasuredRow {
+                    backend: b.name().into(),
+                    case: s.case.into(),
+                    variant: v.id.into(),
+                });
+            }
+        }
+    }
+    let whole = to_results
+        && external.is_none()
+        && args.allocator_features.is_empty()
+        && galloc_lab::report::full_set()
+            .iter()
+            .all(|m| run_set.contains(m));
+
     // The results this run adds to must be whole and readable now, not after minutes of
     // building and running: they are merged with its rows at the end.
     let has_files = std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some());
-    if has_files {
+    if has_files && !whole {
         let full = std::path::absolute(&out).ok() == Some(ws.results_dir());
         galloc_lab::report::Inputs::read_complete(&out, full).with_context(|| {
             format!(
@@ -354,6 +378,24 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let out = std::path::absolute(&out)
         .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
     let staged = super::report::Staged::begin(ws, &out)?;
+    if whole {
+        // Only in the staged copy: the real files go only if everything succeeds.
+        let mut gone: Vec<std::path::PathBuf> =
+            backends.iter().map(|b| staged.dir.join(b.name())).collect();
+        gone.extend(
+            ["artifacts.csv", "agreement.csv", MANIFEST, "traces"].map(|f| staged.dir.join(f)),
+        );
+        for path in gone {
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else if path.exists() {
+                std::fs::remove_file(&path)
+            } else {
+                Ok(())
+            };
+            removed.with_context(|| format!("cannot clear {}", path.display()))?;
+        }
+    }
     let report = staged.explain(write_all(
         ws, &staged, &out, &backends, &measured, &builds, &scenarios,
     ))?;
