@@ -267,7 +267,9 @@ pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
 
 /// The variant the lab recommends on one backend and case: of those better than shipping at
 /// every layout, the one with the lowest median difference (then the lowest worst case, then
-/// the name); shipping when none is.
+/// the name); shipping when none is. The floor (`bump`, which never frees) is measured as a
+/// yardstick, never recommended: on Gear memory persists across messages, so a program on it
+/// only grows until it runs out of pages.
 pub fn recommended<'a>(
     summaries: &'a BTreeMap<(String, String, String), Summary>,
     backend: &str,
@@ -275,7 +277,9 @@ pub fn recommended<'a>(
 ) -> &'a str {
     summaries
         .iter()
-        .filter(|((b, c, _), s)| b == backend && c == case && s.verdict == Verdict::Better)
+        .filter(|((b, c, v), s)| {
+            b == backend && c == case && v != galloc_variants::FLOOR && s.verdict == Verdict::Better
+        })
         .filter_map(|((_, _, v), s)| s.vs_shipping.map(|d| (d.0, d.2, v.as_str())))
         .min_by(|a, b| {
             a.0.total_cmp(&b.0)
@@ -343,6 +347,13 @@ mod tests {
         // -10 % at 0, -5 % at 2048.
         assert_eq!(a.vs_shipping, Some((-7.5, -10.0, -5.0)));
         assert_eq!(recommended(&s, "gtest", "c"), "a");
+        // The floor is never recommended, however cheap.
+        let mut with_floor = rows.to_vec();
+        with_floor.extend([
+            r(galloc_variants::FLOOR, 0, 1),
+            r(galloc_variants::FLOOR, 2048, 1),
+        ]);
+        assert_eq!(recommended(&summarise(&with_floor), "gtest", "c"), "a");
         assert_eq!(recommended(&s, "gtest", "other"), "shipping");
     }
 }

@@ -39,6 +39,9 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
     Bench(cmd::bench::Args),
+    /// Two variants compared across the heap layouts, case by case (`lab verdict A,B`), from
+    /// the results files, running nothing.
+    Verdict(cmd::verdict::Args),
 }
 
 /// Errors are for people: the message and its causes, no backtrace (even where
@@ -63,5 +66,6 @@ fn run() -> Result<()> {
         Command::Replay(args) => cmd::replay::run(&ws, args),
         Command::Report(args) => cmd::report::run(&ws, args),
         Command::Check(args) => cmd::check::run(&ws, args),
+        Command::Verdict(args) => cmd::verdict::run(&ws, args),
     }
 }

@@ -113,8 +113,8 @@ impl Inputs {
         let manifest = read_manifest(dir)?;
         let inputs = Self::read(dir)?;
         let mut missing = inputs.missing(&manifest);
+        missing.extend(inputs.missing_layouts(&manifest, full));
         if full {
-            missing.extend(inputs.missing_layouts(&manifest));
             missing.extend(
                 full_set()
                     .into_iter()
@@ -232,22 +232,41 @@ impl Inputs {
         out
     }
 
-    /// What a full result set lacks of the sweep: every (backend, case, variant) the manifest
-    /// lists at exactly the [`layout::POINTS`] offsets.
-    fn missing_layouts(&self, manifest: &[MeasuredRow]) -> Vec<String> {
-        let want = layout::offsets(layout::POINTS).expect("valid point count");
+    /// What the sweep lacks: every (backend, case, variant) the manifest lists must be at the
+    /// same offsets as every other variant of its backend and case (or a comparison at the
+    /// same layout would lack pairs), and in a full result set at exactly the
+    /// [`layout::POINTS`] offsets.
+    fn missing_layouts(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
+        let offsets_of = |m: &MeasuredRow| -> Vec<u32> {
+            let mut got: Vec<u32> = self
+                .layouts
+                .iter()
+                .filter(|r| (&r.backend, &r.case, &r.variant) == (&m.backend, &m.case, &m.variant))
+                .map(|r| r.offset)
+                .collect();
+            got.sort_unstable();
+            got
+        };
+        let mut union: BTreeMap<(&str, &str), BTreeSet<u32>> = BTreeMap::new();
+        for m in manifest {
+            union
+                .entry((&m.backend, &m.case))
+                .or_default()
+                .extend(offsets_of(m));
+        }
+        let everywhere = layout::offsets(layout::POINTS).expect("valid point count");
         manifest
             .iter()
             .filter_map(|m| {
-                let mut got: Vec<u32> = self
-                    .layouts
-                    .iter()
-                    .filter(|r| {
-                        (&r.backend, &r.case, &r.variant) == (&m.backend, &m.case, &m.variant)
-                    })
-                    .map(|r| r.offset)
-                    .collect();
-                got.sort_unstable();
+                let want: Vec<u32> = if full {
+                    everywhere.clone()
+                } else {
+                    union[&(m.backend.as_str(), m.case.as_str())]
+                        .iter()
+                        .copied()
+                        .collect()
+                };
+                let got = offsets_of(m);
                 (got != want).then(|| {
                     format!(
                         "{}/{}/{}: layouts.csv has offsets {got:?}, not {want:?}",
@@ -353,7 +372,8 @@ fn verdicts(inputs: &Inputs) -> String {
          the same offset: **better** (**worse**) means cheaper (dearer) at every offset, \
          **noise** that the sign depends on the layout, **same** equal everywhere. The lab \
          recommends, per case, the variant better than shipping with the lowest median \
-         difference (in **bold**), and shipping where none is. `{lead}` decides; `{}` is beside it.\n",
+         difference (in **bold**), and shipping where none is; never the floor ({FLOOR}, which \
+         never frees: Gear's memory persists, so it only grows). `{lead}` decides; `{}` is beside it.\n",
         other.unwrap_or("-")
     );
     let unit_of = |backend: &str| {

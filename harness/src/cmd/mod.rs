@@ -6,6 +6,7 @@ pub mod measure;
 pub mod replay;
 pub mod report;
 pub mod sizes;
+pub mod verdict;
 
 /// Which cases and variants a command runs; shared by `measure` and `bench`.
 #[derive(clap::Args)]

@@ -1,0 +1,84 @@
+//! `lab verdict A,B`: any two variants compared across the heap layouts, case by case, from
+//! the results files (running nothing): the paired figures behind every comparison the README
+//! states.
+
+use anyhow::{bail, Context, Result};
+use galloc_lab::backend::BackendKind;
+use galloc_lab::layout::{self, Verdict};
+use galloc_lab::report::Inputs;
+use galloc_lab::workspace::Workspace;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Two variant ids, `A,B`: A is judged against B at each layout both were run at.
+    pair: String,
+    /// The results directory (default: `results/`).
+    #[arg(long)]
+    results: Option<PathBuf>,
+}
+
+pub fn run(ws: &Workspace, args: Args) -> Result<()> {
+    let Some((a, b)) = args.pair.split_once(',') else {
+        bail!(
+            "`{}`: give two variants as A,B (e.g. granularity-8k,no-buffer)",
+            args.pair
+        );
+    };
+    let (a, b) = (
+        galloc_variants::find(a.trim())?,
+        galloc_variants::find(b.trim())?,
+    );
+    let dir = args.results.unwrap_or_else(|| ws.results_dir());
+    let full = std::path::absolute(&dir).ok() == Some(ws.results_dir());
+    let inputs = Inputs::read_complete(&dir, full)
+        .with_context(|| format!("reading the results in {}", dir.display()))?;
+    println!(
+        "| backend | case | {} vs {}: median | lowest … highest | verdict | layouts |",
+        a.id, b.id
+    );
+    println!("| --- | --- | ---: | ---: | --- | ---: |");
+    let mut rows = 0;
+    for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {
+        let mut cases: Vec<&str> = Vec::new();
+        for t in inputs.totals.iter().filter(|t| t.backend == backend.name()) {
+            if !cases.contains(&t.case.as_str()) {
+                cases.push(&t.case);
+            }
+        }
+        for case in cases {
+            let pairs = layout::pairs(&inputs.layouts, backend.name(), case, a.id, b.id);
+            if pairs.is_empty() {
+                continue;
+            }
+            let mut pct: Vec<f64> = pairs
+                .iter()
+                .map(|(x, y)| 100.0 * (*x as f64 - *y as f64) / *y as f64)
+                .collect();
+            let median = layout::median(&mut pct);
+            let verdict = match Verdict::of_pairs(&pairs) {
+                Verdict::Noise => "within layout noise",
+                v => v.name(),
+            };
+            println!(
+                "| {} | {case} | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
+                backend.name(),
+                pct[0],
+                pct[pct.len() - 1],
+                pairs.len()
+            );
+            rows += 1;
+        }
+    }
+    if rows == 0 {
+        bail!(
+            "{} holds no layout where both {} and {} ran; measure them (`just compare {},{}`)",
+            dir.display(),
+            a.id,
+            b.id,
+            a.id,
+            b.id
+        );
+    }
+    Ok(())
+}
