@@ -266,7 +266,7 @@ impl WasmtimeBackend {
         {
             bail!(
                 "the Wasm imports `{missing}`, which the wasmtime meter does not implement \
-                 (it implements {}); add it in harness/src/backend/wasmtime/mod.rs or run this \
+                 (it implements {}); add it in harness/src/run/backend/wasmtime/mod.rs or run this \
                  program under gtest",
                 HOST_FUNCTIONS.join(", ")
             );
