@@ -409,7 +409,14 @@ fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
                     String::new()
                 }
             })
-            .x_label_formatter(&|x| format!("{x:+.0}%"))
+            // Whole percents unless the panel spans only a few: then tenths, or the labels repeat.
+            .x_label_formatter(&|x| {
+                if hi - lo < 4.0 {
+                    format!("{x:+.1}%")
+                } else {
+                    format!("{x:+.0}%")
+                }
+            })
             .label_style((FONT, 15))
             .draw()
             .map_err(draw_err(path))?;
