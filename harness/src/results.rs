@@ -187,6 +187,9 @@ pub struct MessageRow {
     pub pages_written: Option<u32>,
     pub pages_write_after_read: Option<u32>,
     pub pages_loaded: Option<u32>,
+    /// Runs of pages the program held through `alloc` when the message began (Gear charges
+    /// for loading them, [`crate::agreement::allocations_gas`]), where the backend sees them.
+    pub allocation_intervals: Option<u32>,
 }
 
 /// Pages one case touched on one variant's plain build (wasmtime), summed over its messages,
@@ -228,6 +231,16 @@ pub struct AgreementRow {
     pub gas_per_fuel: f64,
     /// Fitted weight of the page gas in the second fit (1 = the schedule's weights explain it).
     pub page_gas_weight: f64,
+    /// R² against fuel, page gas and the gas of loading the program's allocations before the
+    /// message ([`crate::agreement::allocations_gas`]), 4 decimals.
+    pub r2_fuel_pages_allocations: f64,
+    /// Fitted weight of the allocations' gas in that fit (1 = the schedule's weights; 0 when
+    /// no message of the case had any).
+    pub allocations_gas_weight: f64,
+    /// Fitted gas per byte of deployed code in that fit (code loading and instantiation).
+    pub gas_per_code_byte: f64,
+    /// Largest |gas - fitted gas| of a message in that fit, in gas.
+    pub max_residual: u64,
 }
 
 /// Nearest-rank percentile of `sorted` (ascending): the smallest value at or above `p`% of

@@ -1,6 +1,9 @@
 //! Do fuel and gas tell the same story? Rank agreement of variants by allocator cost, and how
-//! much of gtest's per-message gas fuel explains, alone and with the pages the message touched
-//! priced at Gear's own lazy-page weights.
+//! much of gtest's per-message gas fuel explains: alone, with the pages the message touched
+//! priced at Gear's own lazy-page weights, and with what Gear charges before every message for
+//! loading the pages the program holds through `alloc` (one storage read and a cost per run of
+//! pages; nothing for a program that never called `alloc`), which neither fuel nor page
+//! accesses show.
 
 use crate::backend::PageCounts;
 use crate::results::{round, AgreementRow};
@@ -28,11 +31,33 @@ pub fn page_gas(c: &PageCounts) -> u64 {
         + c.loaded as u64 * load
 }
 
+/// What gtest 2.0's default schedule charges before a message for loading the program's
+/// allocations (core-processor's `charge_for_allocations`): a storage read plus
+/// `load_allocations_per_interval` per run of held pages, and nothing when there are none.
+pub fn allocations_gas(c: &PageCounts) -> u64 {
+    static COSTS: OnceLock<[u64; 2]> = OnceLock::new();
+    let [read, per_interval] = *COSTS.get_or_init(|| {
+        let costs = Schedule::default().process_costs();
+        [
+            costs.db.read.cost_for_one(),
+            costs.load_allocations_per_interval.cost_for_one(),
+        ]
+    });
+    if c.allocation_intervals == 0 {
+        0
+    } else {
+        read + u64::from(c.allocation_intervals) * per_interval
+    }
+}
+
 /// One variant's figures for one case on both backends.
 pub struct Pair<'a> {
     pub variant: &'a str,
     pub allocator_fuel: u64,
     pub allocator_gas: u64,
+    /// Bytes of the deployed plain build: Gear charges every message for loading and
+    /// instantiating the code, by size.
+    pub code_bytes: u64,
     /// Per message, plain builds: `(fuel, pages, gas)`.
     pub messages: Vec<(u64, PageCounts, u64)>,
 }
@@ -57,8 +82,44 @@ pub fn agreement(case: &str, pairs: &[Pair]) -> AgreementRow {
         .iter()
         .map(|r| vec![1.0, r.0 as f64, page_gas(&r.1) as f64])
         .collect();
+    // The full model: fuel, page gas, the allocations' gas, and the code's size (constant per
+    // variant, so it only separates variants). A column with no spread is left out (its weight
+    // is 0): it would make the fit singular.
+    let full_rows: Vec<Vec<f64>> = pairs
+        .iter()
+        .flat_map(|p| {
+            p.messages.iter().map(|r| {
+                vec![
+                    1.0,
+                    r.0 as f64,
+                    page_gas(&r.1) as f64,
+                    allocations_gas(&r.1) as f64,
+                    p.code_bytes as f64,
+                ]
+            })
+        })
+        .collect();
+    let varies = |j: usize| full_rows.iter().any(|r| r[j] != full_rows[0][j]);
+    let used: Vec<usize> = (0..5).filter(|&j| j == 0 || varies(j)).collect();
+    let with_allocations: Vec<Vec<f64>> = full_rows
+        .iter()
+        .map(|r| used.iter().map(|&j| r[j]).collect())
+        .collect();
     let (_, r2_fuel) = least_squares(&fuel_only, &y);
     let (coef, r2_fuel_pages) = least_squares(&with_pages, &y);
+    let (fitted, r2_full) = least_squares(&with_allocations, &y);
+    let mut full = vec![0.0; 5];
+    for (c, &j) in fitted.iter().zip(&used) {
+        full[j] = *c;
+    }
+    let max_residual = full_rows
+        .iter()
+        .zip(&y)
+        .map(|(x, y)| {
+            let fitted: f64 = x.iter().zip(&full).map(|(x, c)| x * c).sum();
+            (y - fitted).abs()
+        })
+        .fold(0f64, f64::max);
     AgreementRow {
         case: case.into(),
         rank_by_fuel: order(|p| p.allocator_fuel),
@@ -69,6 +130,10 @@ pub fn agreement(case: &str, pairs: &[Pair]) -> AgreementRow {
         r2_fuel_pages: round(r2_fuel_pages, 4),
         gas_per_fuel: round(coef.get(1).copied().unwrap_or(0.0), 1),
         page_gas_weight: round(coef.get(2).copied().unwrap_or(0.0), 4),
+        r2_fuel_pages_allocations: round(r2_full, 4),
+        allocations_gas_weight: round(full[3], 4),
+        gas_per_code_byte: round(full[4], 1),
+        max_residual: max_residual.round() as u64,
     }
 }
 
@@ -210,5 +275,18 @@ mod tests {
         // Schedule defaults: read 28,491,385; write 34,056,454 + upload 102,822,864.
         assert_eq!(page_gas(&one_read), 28_491_385);
         assert_eq!(page_gas(&one_write), 34_056_454 + 102_822_864);
+    }
+
+    /// Schedule defaults: a storage read of 25,000,000 and 20,559 per run of held pages, and
+    /// nothing for a program holding none.
+    #[test]
+    fn allocations_gas_uses_gears_weights() {
+        let runs = |n| PageCounts {
+            allocation_intervals: n,
+            ..Default::default()
+        };
+        assert_eq!(allocations_gas(&runs(0)), 0);
+        assert_eq!(allocations_gas(&runs(1)), 25_000_000 + 20_559);
+        assert_eq!(allocations_gas(&runs(3)), 25_000_000 + 3 * 20_559);
     }
 }

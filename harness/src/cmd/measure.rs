@@ -671,6 +671,10 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
                     variant: v.id,
                     allocator_fuel: total(&fuel_totals)?,
                     allocator_gas: total(&gas_totals)?,
+                    code_bytes: gas_totals
+                        .iter()
+                        .find(|t| t.case == s.case && t.variant == v.id)?
+                        .code_bytes,
                     messages: fuel
                         .iter()
                         .zip(&gas)
@@ -712,6 +716,7 @@ fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
         write_after_read: m.pages_write_after_read.unwrap_or(0),
         loaded: m.pages_loaded.unwrap_or(0),
         changed: 0,
+        allocation_intervals: m.allocation_intervals.unwrap_or(0),
     }
 }
 

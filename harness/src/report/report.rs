@@ -619,20 +619,25 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
              rank correlation; then, over every message of the case (all variants, plain \
              builds), how much of gtest's gas fuel explains (R², with an intercept), and how \
              much fuel plus the page gas of the pages each message touched (priced at gtest's \
-             lazy-page weights) explains, with the fitted gas per fuel and page-gas weight.\n"
+             lazy-page weights) explains, with the fitted gas per fuel and page-gas weight; \
+             then the full model, which adds what Gear charges before every message for \
+             loading the pages the program holds through `alloc` (a storage read of 25M gas and \
+             20,559 per run of pages, nothing when it holds none: gas fuel and page accesses do \
+             not show) and the code's size, with that term's fitted weight, the fitted gas per \
+             code byte and the largest residual of a message.\n"
         );
         let _ = writeln!(
             out,
-            "| case | by fuel | by gas | rho | messages | R² fuel | R² fuel + pages | gas/fuel | page weight |"
+            "| case | by fuel | by gas | rho | messages | R² fuel | R² fuel + pages | gas/fuel | page weight | R² full | allocations weight | gas/code byte | largest residual |"
         );
         let _ = writeln!(
             out,
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
         );
         for a in agreement {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.4} | {} | {:.4} | {:.4} | {:.1} | {:.4} |",
+                "| {} | {} | {} | {:.4} | {} | {:.4} | {:.4} | {:.1} | {:.4} | {:.4} | {:.4} | {:.1} | {} |",
                 a.case,
                 a.rank_by_fuel,
                 a.rank_by_gas,
@@ -641,7 +646,11 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
                 a.r2_fuel,
                 a.r2_fuel_pages,
                 a.gas_per_fuel,
-                a.page_gas_weight
+                a.page_gas_weight,
+                a.r2_fuel_pages_allocations,
+                a.allocations_gas_weight,
+                a.gas_per_code_byte,
+                thousands(a.max_residual)
             );
         }
         out.push('\n');

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
 /// Bumped whenever the stored layout below changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The cache directory.
 pub struct RunCache {
@@ -249,6 +249,7 @@ mod tests {
                     write_after_read: 3,
                     loaded: 4,
                     changed: 5,
+                    allocation_intervals: 6,
                 }),
                 ops: vec![Record {
                     seq: 7,

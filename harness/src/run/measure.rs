@@ -240,6 +240,7 @@ pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<Messa
             pages_written: p.pages.map(|c| c.write),
             pages_write_after_read: p.pages.map(|c| c.write_after_read),
             pages_loaded: p.pages.map(|c| c.loaded),
+            allocation_intervals: p.pages.map(|c| c.allocation_intervals),
         })
         .collect()
 }

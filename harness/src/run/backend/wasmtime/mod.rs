@@ -232,6 +232,17 @@ impl Heap {
     fn rollback(&mut self) {
         self.allocated.clone_from(&self.at_start);
     }
+
+    /// Runs of held pages when the message began: the intervals of Gear's allocations tree.
+    fn intervals_at_start(&self) -> u32 {
+        let starts = self
+            .at_start
+            .iter()
+            .enumerate()
+            .filter(|&(p, held)| *held && (p == 0 || !self.at_start[p - 1]))
+            .count();
+        starts as u32
+    }
 }
 
 impl WasmtimeBackend {
@@ -337,7 +348,7 @@ impl WasmtimeBackend {
         if !read_only {
             host.collect(mem);
         }
-        let pages = if failed || read_only {
+        let mut pages = if failed || read_only {
             // The probe's records roll back with memory: so do the calls seen.
             host.last_seq = host.seq_at_start;
             host.ops.clear();
@@ -354,6 +365,7 @@ impl WasmtimeBackend {
             }
             host.pages.commit(mem, &freed)
         };
+        pages.allocation_intervals = host.heap.intervals_at_start();
         if let (Err(e), None) = (&result, &host.panic) {
             // A trap, not a panic: keep the reason for whoever reads the logs.
             log_trap(entry, e);

@@ -24,6 +24,10 @@ pub struct PageCounts {
     pub loaded: u32,
     /// Written pages whose content differs at the end (Gear uploads these).
     pub changed: u32,
+    /// Runs of Wasm pages the program held through `alloc` when the message began. Gear loads
+    /// them before every message, charging a storage read plus a cost per run (nothing when
+    /// there are none): gas that neither fuel nor page accesses show.
+    pub allocation_intervals: u32,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -179,7 +183,8 @@ mod tests {
                 write: 2,
                 write_after_read: 1,
                 loaded: 0,
-                changed: 1
+                changed: 1,
+                allocation_intervals: 0,
             }
         );
         log.touch(&mem, 2 * GEAR_PAGE as u64, 1, false); // stored last time: loaded
