@@ -48,19 +48,31 @@ gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 report:
     cargo run --locked -p galloc-lab --bin lab -- report
 
-# Benchmark `just compare` itself: warm with nothing changed; after touching the allocator (every variant rebuilt, runs reused where the bytes did not change); and one variant rebuilt and re-run from scratch, as after editing it. Prints seconds; writes target/lab/bench-compare.csv.
-bench-compare variant="multi-buffers": setup
+# Benchmark `just compare` itself: warm with nothing changed; after touching the allocator (every variant rebuilt, runs reused where the bytes did not change); and one variant rebuilt and re-run from scratch, as after editing it. With fresh=yes, first `just compare` in a fresh clone of HEAD (its own target dir: the lab tree, every build and run; ~40 min), which must reproduce results/ and images/ byte for byte. Prints seconds; writes target/lab/bench-compare.csv.
+bench-compare variant="multi-buffers" fresh="no": setup
     #!/usr/bin/env bash
     set -euo pipefail
+    t() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local ms=$(( ($(date +%s%N) - s) / 1000000 )); echo "$((ms / 1000)).$(( (ms % 1000) / 100 ))"; }
+    rows='scenario,seconds'
+    if [ "{{fresh}}" = yes ]; then
+        clone=target/lab/fresh-clone
+        rm -rf "$clone" && git clone -q . "$clone"
+        echo "fresh clone of $(git rev-parse --short HEAD): just compare (the lab tree, then every build and run) ..."
+        fresh=$(t bash -c "cd $clone && just compare")
+        # A fresh run must give what is committed, byte for byte.
+        git -C "$clone" status --porcelain -- results images | { ! grep . ; } || { echo "the fresh clone's results differ from HEAD's (above)"; exit 1; }
+        rm -rf "$clone"
+        rows="$rows"$'\n'"fresh clone: just compare,$fresh"
+    fi
     cargo build -q --locked -p galloc-lab
     just compare >/dev/null 2>&1
-    t() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local ms=$(( ($(date +%s%N) - s) / 1000000 )); echo "$((ms / 1000)).$(( (ms % 1000) / 100 ))"; }
     warm=$(t just compare)
     touch allocator/src/lib.rs
     touched=$(t just compare)
     touch allocator/src/lib.rs
     one=$(t bash -c "just sizes {{variant}} && cargo run -q --locked -p galloc-lab --bin lab -- measure --fresh --backends wasmtime,gtest --variants {{variant}} --quiet")
-    printf 'scenario,seconds\nwarm compare,%s\nallocator touched: all variants rebuilt,%s\none variant ({{variant}}) rebuilt and re-run,%s\n' "$warm" "$touched" "$one" | tee target/lab/bench-compare.csv
+    rows="$rows"$'\n'"warm compare,$warm"$'\n'"allocator touched: all variants rebuilt,$touched"$'\n'"one variant ({{variant}}) rebuilt and re-run,$one"
+    echo "$rows" | tee target/lab/bench-compare.csv
 
 # Benchmark: wall time of each scenario on gtest and on the wasmtime meter (plain builds; prints a table).
 bench-backends variants="all" cases="default": setup

@@ -383,6 +383,7 @@ impl Scenario {
                 from: m.from.unwrap_or(file.from),
                 payload,
                 expect,
+                sent: None,
             });
         }
         if steps.is_empty() {

@@ -1,8 +1,8 @@
 //! Runs a scenario on a backend, checking every reply, and reads the probe after each message.
 
-use crate::backend::{Backend, Outcome};
+use crate::backend::{Backend, Outcome, Sent};
 use crate::build::hex;
-use crate::scenario::{Expect, Scenario};
+use crate::scenario::{Expect, Scenario, Step};
 use anyhow::{bail, Context, Result};
 use galloc::probe::{Op, ProbeStats};
 
@@ -83,11 +83,39 @@ fn delta(before: &ProbeStats, after: &ProbeStats) -> ([u64; 4], [u64; 4]) {
     (counts, costs)
 }
 
+/// The messages `step` had to send against those the backend saw it send (where it sees them).
+fn check_sent(scenario: &Scenario, index: usize, step: &Step, outcome: &Outcome) -> Result<()> {
+    let (Some(expected), Some(got)) = (&step.sent, &outcome.sent) else {
+        return Ok(());
+    };
+    if expected == got {
+        return Ok(());
+    }
+    let show = |sent: &[Sent]| {
+        let each: Vec<String> = sent
+            .iter()
+            .map(|m| format!("to 0x{}: 0x{}", hex(&m.destination), hex(&m.payload)))
+            .collect();
+        if each.is_empty() {
+            "nothing".to_owned()
+        } else {
+            each.join("; ")
+        }
+    };
+    bail!(
+        "case `{}`, message {index}: expected it to send {}, it sent {}",
+        scenario.case,
+        show(expected),
+        show(got)
+    );
+}
+
 fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) -> Result<()> {
     let ok = match expect {
         Expect::Reply(bytes) => !outcome.failed && &outcome.reply == bytes,
         Expect::Success => !outcome.failed,
         Expect::Failure => outcome.failed,
+        Expect::FailureWith(bytes) => outcome.failed && &outcome.reply == bytes,
     };
     if !ok {
         let got = if outcome.failed {
@@ -106,6 +134,7 @@ fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) 
                 Expect::Reply(b) => format!("reply 0x{}", hex(b)),
                 Expect::Success => "a successful execution".to_owned(),
                 Expect::Failure => "a failed execution".to_owned(),
+                Expect::FailureWith(b) => format!("a failed execution with error 0x{}", hex(b)),
             },
         );
     }
@@ -187,6 +216,7 @@ pub fn run_case(
     for (i, step) in scenario.steps.iter().enumerate() {
         let outcome = backend.send(program, step.from, &step.payload)?;
         check(scenario, i + 1, &step.expect, &outcome)?;
+        check_sent(scenario, i + 1, step, &outcome)?;
         let (op_counts, op_costs) = match last.as_mut() {
             Some(prev) => {
                 let now = read_probe(backend, program).with_context(|| {
@@ -251,6 +281,7 @@ mod tests {
     fn a_failure_shows_the_panic_text() {
         let outcome = Outcome {
             reply: b"panicked with 'no \"room\"'".to_vec(),
+            sent: None,
             failed: true,
             cost: 1,
             pages: None,

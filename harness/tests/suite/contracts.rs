@@ -257,3 +257,105 @@ fn a_module_gear_rejects_is_named_not_panicked_on() {
         .to_string();
     assert!(err.starts_with("gtest rejected the Wasm:"), "{err}");
 }
+
+/// The Sails token: calls framed as sails-rs frames them, replies and events byte for byte on
+/// both embedded backends, refusals that fail with the thrown error and change nothing.
+mod vft_contract {
+    use super::*;
+    use galloc_lab::backend::{wasmtime::WasmtimeBackend, Outcome};
+    use galloc_lab::scenario::sails::{constructor, Route};
+    use sails_rs::{ActorId, U256};
+    use vft::{VftAdminService, VftError, VftEvents, VftProgram, VftService};
+
+    const ADMIN: u64 = 42;
+
+    fn routes() -> (Route, Route) {
+        (
+            Route::of::<VftProgram, VftService>("vft").unwrap(),
+            Route::of::<VftProgram, VftAdminService>("VftAdmin").unwrap(),
+        )
+    }
+
+    /// Runs `messages` on a fresh token on `backend`; every outcome, in order.
+    fn run(backend: &mut dyn Backend, messages: &[(u64, Vec<u8>)]) -> Vec<Outcome> {
+        let init = constructor(0, &("T".to_owned(), "T".to_owned(), 0u8));
+        let (p, init) = backend.deploy(&code("lab-vft"), ADMIN, &init).unwrap();
+        assert!(
+            !init.failed,
+            "init: {:?}",
+            String::from_utf8_lossy(&init.reply)
+        );
+        messages
+            .iter()
+            .map(|(from, payload)| backend.send(p, *from, payload).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn replies_events_and_refusals_are_exact_on_both_backends() {
+        let (vft, admin) = routes();
+        let (a, b) = (ActorId::from(1u64), ActorId::from(2u64));
+        let v = U256::from;
+        let messages = vec![
+            (ADMIN, admin.call("mint", &(a, v(100))).unwrap()),
+            (1, vft.call("transfer", &(b, v(30))).unwrap()),
+            // Over the balance: refused, nothing moves.
+            (1, vft.call("transfer", &(b, v(71))).unwrap()),
+            // Not the admin.
+            (1, admin.call("mint", &(a, v(1))).unwrap()),
+            // Not a Sails message at all: Sails ignores it (no header), state unchanged.
+            (1, vec![1, 2, 3]),
+            (1, vft.call("balance_of", &a).unwrap()),
+            (1, vft.call("total_supply", &()).unwrap()),
+        ];
+        let gtest = run(&mut GtestBackend::new(), &messages);
+        let fuel = run(&mut WasmtimeBackend::new().unwrap(), &messages);
+        let transfer_event = vft.event(&VftEvents::Transfer {
+            from: a,
+            to: b,
+            value: v(30),
+        });
+        for outcomes in [&gtest, &fuel] {
+            let o = |i: usize| (&outcomes[i].reply, outcomes[i].failed);
+            assert_eq!(o(0), (&admin.answer("mint", &true).unwrap(), false));
+            assert_eq!(o(1), (&vft.answer("transfer", &true).unwrap(), false));
+            assert_eq!(
+                outcomes[1].sent.as_deref(),
+                Some(&[transfer_event.clone()][..])
+            );
+            let over = vft
+                .answer("transfer", &VftError::InsufficientBalance)
+                .unwrap();
+            assert_eq!(o(2), (&over, true));
+            assert_eq!(outcomes[2].sent.as_deref(), Some(&[][..]));
+            let not_admin = admin.answer("mint", &VftError::NotAdmin).unwrap();
+            assert_eq!(o(3), (&not_admin, true));
+            assert_eq!(o(4), (&Vec::new(), false));
+            assert_eq!(o(5), (&vft.answer("balance_of", &v(70)).unwrap(), false));
+            assert_eq!(o(6), (&vft.answer("total_supply", &v(100)).unwrap(), false));
+        }
+        let view = |os: &[Outcome]| -> Vec<_> {
+            os.iter()
+                .map(|o| (o.failed, o.reply.clone(), o.sent.clone()))
+                .collect()
+        };
+        assert_eq!(view(&gtest), view(&fuel), "gtest and wasmtime differ");
+    }
+
+    #[test]
+    fn an_unknown_method_names_what_the_service_has() {
+        let (vft, _) = routes();
+        let err = vft.call("mint", &()).unwrap_err().to_string();
+        assert!(
+            err.contains("no method `Mint`") && err.contains("Transfer"),
+            "{err}"
+        );
+        let err = Route::of::<VftProgram, VftService>("nft")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no service `Nft`") && err.contains("Vft"),
+            "{err}"
+        );
+    }
+}

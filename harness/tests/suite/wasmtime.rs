@@ -13,7 +13,9 @@ use galloc_lab::workspace::Workspace;
 
 /// Ops, by the payload's first byte, then two little-endian u32 arguments `a`, `b`:
 /// 0: counter += 1, reply counter; 1: counter += 1, alloc(1), then panic with "boom";
-/// 2: reply alloc(a); 3: reply free_range(a, b); 4: store b at a, reply 0; 5: reply load(a).
+/// 2: reply alloc(a); 3: reply free_range(a, b); 4: store b at a, reply 0; 5: reply load(a);
+/// 6: send "boom" to the zero address twice (as Sails sends events), reply 0; 7: send it, then
+/// panic (nothing is sent).
 const PROGRAM: &str = r#"
 (module
   (import "env" "memory" (memory 17))
@@ -22,6 +24,7 @@ const PROGRAM: &str = r#"
   (import "env" "gr_panic" (func $panic (param i32 i32)))
   (import "env" "alloc" (func $alloc (param i32) (result i32)))
   (import "env" "free_range" (func $free_range (param i32 i32) (result i32)))
+  (import "env" "gr_send" (func $send (param i32 i32 i32 i32 i32)))
   (global $sp (mut i32) (i32.const 1048576))
   (export "__gear_stack_end" (global $sp))
   (data (i32.const 1048576) "boom")
@@ -48,6 +51,13 @@ const PROGRAM: &str = r#"
       (then (i32.store (local.get $a) (local.get $b))))
     (if (i32.eq (local.get $op) (i32.const 5))
       (then (local.set $out (i32.load (local.get $a)))))
+    ;; 48 zero bytes at 1048704: the zero address and no value.
+    (if (i32.ge_u (local.get $op) (i32.const 6))
+      (then
+        (call $send (i32.const 1048704) (i32.const 1048576) (i32.const 4) (i32.const 0) (i32.const 1048640))
+        (if (i32.eq (local.get $op) (i32.const 7))
+          (then (call $panic (i32.const 1048576) (i32.const 4))))
+        (call $send (i32.const 1048704) (i32.const 1048576) (i32.const 4) (i32.const 0) (i32.const 1048640))))
     (i32.store (i32.const 1048616) (local.get $out))
     (call $reply (i32.const 1048616) (i32.const 4) (i32.const -1) (i32.const 1048640))))
 "#;
@@ -79,10 +89,15 @@ fn script() -> Vec<(Vec<u8>, Option<u32>)> {
         (msg(2, 2, 0), Some(20)),
         (msg(5, 20 * PAGE, 0), Some(0)), // a page freed at the end of a message lost its data
         (msg(2, 1, 0), Some(22)),
+        (msg(6, 0, 0), Some(0)),
+        (msg(7, 0, 0), None),
     ]
 }
 
-fn run(backend: &mut dyn Backend) -> Vec<(bool, Vec<u8>)> {
+/// Per message: failed, reply, and the payloads of what it sent (all to the zero address).
+type Run = Vec<(bool, Vec<u8>, Vec<Vec<u8>>)>;
+
+fn run(backend: &mut dyn Backend) -> Run {
     let code = wat::parse_str(PROGRAM).unwrap();
     let (program, init) = backend.deploy(&code, 7, &[]).unwrap();
     assert!(!init.failed);
@@ -90,7 +105,10 @@ fn run(backend: &mut dyn Backend) -> Vec<(bool, Vec<u8>)> {
         .into_iter()
         .map(|(payload, _)| {
             let out = backend.send(program, 7, &payload).unwrap();
-            (out.failed, out.reply)
+            let sent = out.sent.expect("both backends see what a program sends");
+            assert!(sent.iter().all(|m| m.destination == [0; 32]), "{sent:?}");
+            let payloads = sent.into_iter().map(|m| m.payload).collect();
+            (out.failed, out.reply, payloads)
         })
         .collect()
 }
@@ -98,7 +116,11 @@ fn run(backend: &mut dyn Backend) -> Vec<(bool, Vec<u8>)> {
 #[test]
 fn gear_semantics_match_gtest() {
     let fuel = run(&mut WasmtimeBackend::new().unwrap());
-    for (i, ((failed, reply), (_, expected))) in fuel.iter().zip(script()).enumerate() {
+    for (i, ((_, _, sent), (payload, _))) in fuel.iter().zip(script()).enumerate() {
+        let expected = if payload[0] == 6 { 2 } else { 0 };
+        assert_eq!(sent, &vec![b"boom".to_vec(); expected], "message {i}");
+    }
+    for (i, ((failed, reply, _), (_, expected))) in fuel.iter().zip(script()).enumerate() {
         match expected {
             Some(v) => assert_eq!(
                 (*failed, reply.as_slice()),

@@ -1,6 +1,6 @@
 //! The gtest backend: Gear's own runtime, run locally, gas as the node would charge it.
 
-use super::{Backend, Outcome, ProgramRef, Unit, UserId};
+use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
 use anyhow::{anyhow, bail, Context, Result};
 use gtest::{constants::UNITS, Program, System};
 use std::collections::HashSet;
@@ -40,10 +40,12 @@ impl GtestBackend {
             .ok_or_else(|| anyhow!("no program {} on this gtest system", program.0))
     }
 
-    /// Runs blocks until `message` has been processed; returns its outcome.
-    fn run(&self, message: gstd::MessageId) -> Result<Outcome> {
+    /// Runs blocks until `message`, sent to `program`, has been processed; returns its outcome.
+    fn run(&self, program: ProgramRef, message: gstd::MessageId) -> Result<Outcome> {
+        let program = gstd::ActorId::from(program.0);
         let mut outcome: Option<Outcome> = None;
         let mut reply: Option<Vec<u8>> = None;
+        let mut sent = Vec::new();
         while self.system.queue_len() > 0 || outcome.is_none() {
             let block = self.system.run_next_block();
             if let Some(&cost) = block.gas_burned.get(&message) {
@@ -53,6 +55,7 @@ impl GtestBackend {
                 }
                 outcome = Some(Outcome {
                     reply: Vec::new(),
+                    sent: None,
                     failed,
                     cost,
                     pages: None,
@@ -62,6 +65,13 @@ impl GtestBackend {
             for log in &block.log {
                 if log.reply_to() == Some(message) {
                     reply = Some(log.payload().to_vec());
+                } else if log.reply_to().is_none() && log.source() == program {
+                    // One message is processed at a time: what the program sent meanwhile is
+                    // this message's doing (Sails events, to the zero address).
+                    sent.push(Sent {
+                        destination: log.destination().into_bytes(),
+                        payload: log.payload().to_vec(),
+                    });
                 }
             }
             if block.total_processed == 0 && self.system.queue_len() == 0 && outcome.is_none() {
@@ -70,6 +80,7 @@ impl GtestBackend {
         }
         let mut outcome = outcome.context("message outcome")?;
         outcome.reply = reply.unwrap_or_default();
+        outcome.sent = Some(if outcome.failed { Vec::new() } else { sent });
         Ok(outcome)
     }
 }
@@ -115,14 +126,14 @@ impl Backend for GtestBackend {
         })?;
         let program = ProgramRef(id);
         let message = self.program(program)?.send_bytes(from, payload.to_vec());
-        let outcome = self.run(message)?;
+        let outcome = self.run(program, message)?;
         Ok((program, outcome))
     }
 
     fn send(&mut self, program: ProgramRef, from: UserId, payload: &[u8]) -> Result<Outcome> {
         self.fund(from);
         let message = self.program(program)?.send_bytes(from, payload.to_vec());
-        self.run(message)
+        self.run(program, message)
     }
 
     fn read_state(&mut self, program: ProgramRef) -> Result<Vec<u8>> {

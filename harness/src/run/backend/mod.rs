@@ -25,6 +25,10 @@ pub struct ProgramRef(pub u64);
 pub struct Outcome {
     /// The reply payload (empty when the program failed without replying).
     pub reply: Vec<u8>,
+    /// Messages the program sent, in order (Sails events go to the zero address), where the
+    /// backend sees them (gtest, wasmtime; not yet a node); none when the program failed, as
+    /// Gear then discards them with the rest of the execution.
+    pub sent: Option<Vec<Sent>>,
     /// Whether execution failed (a panic or trap): Gear then discards its state changes.
     pub failed: bool,
     /// Cost of the message in the backend's [`Unit`].
@@ -34,6 +38,14 @@ pub struct Outcome {
     /// Every allocator call of the message with its cost (probe builds, where the backend
     /// collects them: wasmtime).
     pub ops: Vec<Record>,
+}
+
+/// A message a program sent while handling one (not its reply).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sent {
+    /// The destination's 32-byte id.
+    pub destination: [u8; 32],
+    pub payload: Vec<u8>,
 }
 
 /// What a backend's costs are counted in; never mixed in one column.

@@ -164,6 +164,8 @@ impl Drop for NodeBackend {
 fn outcome(o: galloc_lab_wire::Outcome) -> Outcome {
     Outcome {
         reply: o.reply,
+        // lab-node does not read the node's `UserMessageSent` events yet.
+        sent: None,
         failed: o.failed,
         cost: o.gas_burned,
         pages: None,

@@ -9,9 +9,11 @@
 
 mod ft;
 mod nft;
+pub mod sails;
 mod synthetic;
+mod vft;
 
-use crate::backend::UserId;
+use crate::backend::{Sent, UserId};
 use anyhow::Result;
 use parity_scale_codec::Encode;
 
@@ -24,6 +26,9 @@ pub enum Expect {
     Success,
     /// A failed execution (panic or trap).
     Failure,
+    /// A failed execution whose error reply is exactly these bytes (a Sails business error:
+    /// the program panics with the encoded error).
+    FailureWith(Vec<u8>),
 }
 
 /// One message.
@@ -35,15 +40,19 @@ pub struct Step {
     pub payload: Vec<u8>,
     /// What it must produce.
     pub expect: Expect,
+    /// The messages it must send (events), exactly and in order, where the backend sees them;
+    /// `None` leaves them unchecked (scenario files that list none).
+    pub sent: Option<Vec<Sent>>,
 }
 
 impl Step {
-    /// `action` sent by `from`, which must be answered with exactly `reply`.
+    /// `action` sent by `from`, which must be answered with exactly `reply` and send nothing.
     fn expecting(from: UserId, action: &impl Encode, reply: &impl Encode) -> Step {
         Step {
             from,
             payload: action.encode(),
             expect: Expect::Reply(reply.encode()),
+            sent: Some(Vec::new()),
         }
     }
 }
@@ -112,6 +121,12 @@ pub const CASES: &[Case] = &[
         summary: "FT: the 2023 study's stress case (users 918-1339)",
         default: true,
         make: ft::stress,
+    },
+    Case {
+        id: "vft-stress",
+        summary: "Sails VFT: the FT stress case's steps on the lab's Sails token, with events",
+        default: false,
+        make: vft::stress,
     },
     Case {
         id: "synthetic-small-objects",

@@ -80,6 +80,7 @@ impl Script {
             from: DEFAULT_USER_ALICE,
             payload,
             expect: Expect::Reply(vec![0; 8]),
+            sent: Some(Vec::new()),
         });
     }
 

@@ -9,7 +9,10 @@
 //! - `alloc` hands out the first free run of 64 KiB pages above the static pages, growing the
 //!   memory as Gear does, up to Gear's 512 pages; `free_range` forgets pages, and a page freed
 //!   at the end of a message loses its data (Gear drops it);
-//! - `gr_gas_available` answers remaining **fuel**, so the probe build records fuel per op.
+//! - `gr_gas_available` answers remaining **fuel**, so the probe build records fuel per op;
+//! - `gr_send` (Sails events) records the message, byte for byte as gtest logs it, and a failed
+//!   execution sends nothing; value and delay are refused (the meter has neither balances nor
+//!   blocks).
 //!
 //! What it adds: per-message page accesses in Gear's charging categories ([`PageCounts`]),
 //! and, for probe builds, every allocator call with its fuel: the probe keeps its last call's
@@ -25,7 +28,7 @@ mod prepare;
 
 pub use pages::PageCounts;
 
-use super::{Backend, Outcome, ProgramRef, Unit, UserId};
+use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
 use anyhow::{anyhow, bail, Context, Result};
 use galloc::probe::{parse_state, Record};
 use prepare::{prepare, Prepared};
@@ -51,6 +54,7 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "env.gr_read",
     "env.gr_size",
     "env.gr_reply",
+    "env.gr_send",
     "env.gr_source",
     "env.gr_panic",
     "env.gr_gas_available",
@@ -112,6 +116,8 @@ struct Host {
     payload: Vec<u8>,
     source: [u8; 32],
     reply: Option<Vec<u8>>,
+    /// Messages sent so far in this message (`gr_send`), dropped if it fails.
+    sent: Vec<Sent>,
     panic: Option<Vec<u8>>,
     messages: u64,
     pages: pages::PageLog,
@@ -133,6 +139,7 @@ impl Host {
             payload: Vec::new(),
             source: [0; 32],
             reply: None,
+            sent: Vec::new(),
             panic: None,
             messages: 0,
             pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, stack_end),
@@ -318,6 +325,7 @@ impl WasmtimeBackend {
         host.payload = payload.to_vec();
         host.source = actor_id(from);
         host.reply = None;
+        host.sent.clear();
         host.panic = None;
         host.messages += 1;
         host.heap.begin();
@@ -376,8 +384,11 @@ impl WasmtimeBackend {
         } else {
             host.reply.take().unwrap_or_default()
         };
+        // Gear sends nothing of a failed execution.
+        let sent = std::mem::take(&mut host.sent);
         Ok(Outcome {
             reply,
+            sent: Some(if failed { Vec::new() } else { sent }),
             failed,
             cost,
             pages: hooked.then_some(pages),
@@ -591,6 +602,39 @@ fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
             let mut out = [0u8; 36];
             out[..4].copy_from_slice(&code.to_le_bytes());
             out[4..12].copy_from_slice(&c.data().messages.to_le_bytes());
+            write(&mut c, err_mid, &out)
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_send",
+        |mut c: Caller<'_, Host>,
+         pid_value: u32,
+         ptr: u32,
+         len: u32,
+         delay: u32,
+         err_mid: u32|
+         -> wasmtime::Result<()> {
+            // Destination (32 bytes), then the value (u128): Gear's `HashWithValue`.
+            let to = read(&mut c, pid_value, 48)?;
+            let value = u128::from_le_bytes(to[32..].try_into().unwrap());
+            if value != 0 {
+                wasmtime::bail!("the meter has no balances: a message sent with value {value}");
+            }
+            if delay != 0 {
+                wasmtime::bail!("the meter has no blocks: a message sent with delay {delay}");
+            }
+            let payload = read(&mut c, ptr, len)?;
+            let host = c.data_mut();
+            host.sent.push(Sent {
+                destination: to[..32].try_into().unwrap(),
+                payload,
+            });
+            // Error code 0, then the message's id (unique within the run: message, index).
+            let mut out = [0u8; 36];
+            out[4..12].copy_from_slice(&host.messages.to_le_bytes());
+            out[12..16].copy_from_slice(&(host.sent.len() as u32).to_le_bytes());
             write(&mut c, err_mid, &out)
         },
     )

@@ -1,0 +1,126 @@
+//! Sails messages written by service and method name, encoded on the host with sails-rs' own
+//! types: the header a Sails 2.0 program reads (`SailsMessageHeader`: interface id, entry id,
+//! route), then the SCALE-encoded arguments, exactly as its generated clients send them.
+//! Replies and events are framed the same way, so a scenario can expect them byte for byte.
+
+use crate::backend::Sent;
+use anyhow::{anyhow, Result};
+use parity_scale_codec::Encode;
+use sails_rs::gstd::SailsEvent;
+use sails_rs::meta::{InterfaceId, MethodMetadata, ProgramMeta, SailsMessageHeader, ServiceMeta};
+
+/// One service as a program exposes it: its interface, its route there and its methods.
+#[derive(Clone, Copy, Debug)]
+pub struct Route {
+    pub name: &'static str,
+    interface: InterfaceId,
+    route: u8,
+    methods: &'static [MethodMetadata],
+}
+
+/// `snake_case` or `PascalCase` to the `PascalCase` Sails routes and methods are named by.
+fn pascal(name: &str) -> String {
+    name.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+impl Route {
+    /// Service `S` at route `name` of program `P` (`"vft"` or `"Vft"`); an error names the
+    /// routes there are, or says `S` is not the service at that route.
+    pub fn of<P: ProgramMeta, S: ServiceMeta>(name: &str) -> Result<Route> {
+        let wanted = pascal(name);
+        let index = P::SERVICES
+            .iter()
+            .position(|(route, _)| *route == wanted)
+            .ok_or_else(|| {
+                let routes: Vec<&str> = P::SERVICES.iter().map(|(r, _)| *r).collect();
+                anyhow!(
+                    "the program has no service `{wanted}`; it has {}",
+                    routes.join(", ")
+                )
+            })?;
+        let (route, meta) = &P::SERVICES[index];
+        if meta.interface_id() != S::INTERFACE_ID {
+            anyhow::bail!("the service at route `{route}` is not the one named");
+        }
+        Ok(Route {
+            name: route,
+            interface: S::INTERFACE_ID,
+            // Sails numbers a program's routes from 1 in the order it lists them; 0 means
+            // "whichever route has this interface".
+            route: u8::try_from(index + 1).expect("Sails allows 255 routes"),
+            methods: S::METHODS,
+        })
+    }
+
+    fn entry(&self, method: &str) -> Result<u16> {
+        let wanted = pascal(method);
+        self.methods
+            .iter()
+            .find(|m| m.name == wanted)
+            .map(|m| m.entry_id)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.methods.iter().map(|m| m.name).collect();
+                anyhow!(
+                    "service `{}` has no method `{wanted}`; it has {}",
+                    self.name,
+                    names.join(", ")
+                )
+            })
+    }
+
+    fn framed(&self, entry: u16, body: &impl Encode) -> Vec<u8> {
+        let mut bytes = SailsMessageHeader::v1(self.interface, entry, self.route).to_bytes();
+        body.encode_to(&mut bytes);
+        bytes
+    }
+
+    /// A call of `method` with `args` (a tuple of its parameters, in order).
+    pub fn call(&self, method: &str, args: &impl Encode) -> Result<Vec<u8>> {
+        Ok(self.framed(self.entry(method)?, args))
+    }
+
+    /// The reply `method` gives when it returns `value`, or the error payload it fails with
+    /// when a business error `value` is thrown (`#[export(unwrap_result)]`): framed alike.
+    pub fn answer(&self, method: &str, value: &impl Encode) -> Result<Vec<u8>> {
+        Ok(self.framed(self.entry(method)?, value))
+    }
+
+    /// The message the service sends for `event`: to the zero address, the header with the
+    /// event's entry id, then the event without its variant index.
+    pub fn event<E: SailsEvent>(&self, event: &E) -> Sent {
+        let mut payload =
+            SailsMessageHeader::v1(self.interface, event.entry_id(), self.route).to_bytes();
+        payload.extend_from_slice(&event.encode()[E::skip_bytes()..]);
+        Sent {
+            destination: [0; 32],
+            payload,
+        }
+    }
+}
+
+/// The `init` payload calling the program's constructor number `entry` (Sails numbers them
+/// in the alphabetical order of their names; a program with one has only 0) with `args`.
+pub fn constructor(entry: u16, args: &impl Encode) -> Vec<u8> {
+    let mut bytes = SailsMessageHeader::v1(InterfaceId::zero(), entry, 0).to_bytes();
+    args.encode_to(&mut bytes);
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_pascal_cased() {
+        assert_eq!(pascal("transfer_from"), "TransferFrom");
+        assert_eq!(pascal("TransferFrom"), "TransferFrom");
+        assert_eq!(pascal("vft_admin"), "VftAdmin");
+    }
+}
