@@ -52,20 +52,24 @@ report:
 bench-compare variant="multi-buffers" fresh="no": setup
     #!/usr/bin/env bash
     set -euo pipefail
-    t() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local ms=$(( ($(date +%s%N) - s) / 1000000 )); echo "$((ms / 1000)).$(( (ms % 1000) / 100 ))"; }
+    # Seconds a command took; its output goes to target/lab/bench-compare.log, and a failure stops the benchmark.
+    mkdir -p target/lab && : > target/lab/bench-compare.log
+    t() { local s=$(date +%s%N); "$@" >>target/lab/bench-compare.log 2>&1 || { echo "failed: $* (see target/lab/bench-compare.log)" >&2; return 1; }; local ms=$(( ($(date +%s%N) - s) / 1000000 )); echo "$((ms / 1000)).$(( (ms % 1000) / 100 ))"; }
     rows='scenario,seconds'
     if [ "{{fresh}}" = yes ]; then
         clone=target/lab/fresh-clone
         rm -rf "$clone" && git clone -q . "$clone"
         echo "fresh clone of $(git rev-parse --short HEAD): just compare (the lab tree, then every build and run) ..."
         fresh=$(t bash -c "cd $clone && just compare")
+        echo "fresh clone: $fresh s"
         # A fresh run must give what is committed, byte for byte.
         git -C "$clone" status --porcelain -- results images | { ! grep . ; } || { echo "the fresh clone's results differ from HEAD's (above)"; exit 1; }
         rm -rf "$clone"
         rows="$rows"$'\n'"fresh clone: just compare,$fresh"
     fi
     cargo build -q --locked -p galloc-lab
-    just compare >/dev/null 2>&1
+    # Bring target/ up to date with the working tree first (after a lab change, a whole run).
+    t just compare >/dev/null
     warm=$(t just compare)
     touch allocator/src/lib.rs
     touched=$(t just compare)

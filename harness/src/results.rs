@@ -88,6 +88,13 @@ pub struct TotalRow {
     /// every layout), `noise` (the sign depends on the layout), `baseline` (shipping itself),
     /// or empty (no shipping run to pair with).
     pub verdict: String,
+    /// Allocator calls the probe build recorded (every op, messages that succeeded) per
+    /// message sent, `init` included, 4 decimals.
+    pub calls_per_message: f64,
+    /// Messages that failed (a Sails program's refused operation throws: Gear rolls the
+    /// message back but charges its gas), and their cost on the plain build, part of `total`.
+    pub failed_messages: u64,
+    pub failed_total: u64,
 }
 
 /// The plain build of one case at one heap layout (the layout sweep, [`crate::layout`]).
@@ -118,7 +125,8 @@ pub struct ValidationRow {
     pub case: String,
     pub variant: String,
     pub unit: String,
-    /// Messages, `init` included.
+    /// Messages compared, `init` included: a failed message is left out on a backend that
+    /// cannot see its calls (gtest: the probe's records roll back with it).
     pub messages: u64,
     /// Padding that gave the twin the probe build's heap base.
     pub layout_pad_bytes: u32,
@@ -170,6 +178,10 @@ pub struct MessageRow {
     pub unit: String,
     /// 0 is `init`.
     pub message: u64,
+    /// Whether the message failed (Gear rolled it back; its cost was still charged). Its
+    /// calls are those the backend saw happen (wasmtime) and zero where it cannot see them
+    /// (gtest: the probe's records rolled back with it).
+    pub failed: bool,
     /// Cost on the plain build.
     pub cost: u64,
     /// Cost on the probe build.
@@ -292,9 +304,48 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
         if old.is_some_and(|old| zstd::decode_all(&old[..]).is_ok_and(|rows| rows == bytes)) {
             return Ok(());
         }
-        bytes = zstd::encode_all(&bytes[..], ZSTD_LEVEL).context("compressing CSV")?;
+        bytes = compress(&bytes)?;
     }
     write_file(path, &bytes)
+}
+
+/// Where compressed results are kept by the SHA-256 of their uncompressed bytes, once set
+/// ([`keep_compressed_in`]).
+static COMPRESSED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Keeps every compressed result under `dir` (in `target/`), so rows compressed once are not
+/// compressed again: a whole run writes its files into an emptied staging copy, where no
+/// earlier file is there to compare with, and level 19 over every trace took ~20 s.
+pub fn keep_compressed_in(dir: std::path::PathBuf) {
+    let _ = COMPRESSED.set(dir);
+}
+
+/// `bytes` at [`ZSTD_LEVEL`], from the kept copy when it decompresses to exactly `bytes`
+/// (zstd is deterministic: the kept copy is what compressing would give).
+fn compress(bytes: &[u8]) -> Result<Vec<u8>> {
+    use sha2::{Digest, Sha256};
+    let kept = COMPRESSED.get().map(|dir| {
+        let key: String = Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        dir.join(format!("{key}.zst"))
+    });
+    if let Some(old) = kept.as_ref().and_then(|k| std::fs::read(k).ok()) {
+        if zstd::decode_all(&old[..]).is_ok_and(|rows| rows == bytes) {
+            return Ok(old);
+        }
+    }
+    let packed = zstd::encode_all(bytes, ZSTD_LEVEL).context("compressing CSV")?;
+    if let Some(kept) = kept {
+        // Only a speed-up: a copy that cannot be kept is compressed again next time.
+        if let Some(dir) = kept.parent() {
+            if std::fs::create_dir_all(dir).is_ok() {
+                let _ = write_file(&kept, &packed);
+            }
+        }
+    }
+    Ok(packed)
 }
 
 /// Writes `bytes` to `path` all at once: into a temporary file beside it, then renamed over it,

@@ -174,7 +174,14 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             let features: Vec<&str> = galloc_features.iter().map(String::as_str).collect();
             let galloc = crate::external::galloc_manifest(ws, &config, &features)?;
             let dir = program.manifest.parent().unwrap_or(ws.root());
+            // The author's `build.rs` may call gear-wasm-builder (directly or through
+            // `sails_rs::build_wasm`), which would start a nested build of its own with the
+            // author's profile; the builder skips it when this is set, and writes only the
+            // empty `wasm_binary.rs` that host builds include. `--crate-type cdylib` makes the
+            // Wasm whatever the manifest lists (`rlib` beside `cdylib` in Sails crates).
             cmd.current_dir(dir)
+                .env("__GEAR_WASM_BUILDER_NO_BUILD", "1")
+                .args(["--crate-type", "cdylib"])
                 .arg("--manifest-path")
                 .arg(&program.manifest)
                 .arg("--config")

@@ -58,18 +58,10 @@ impl Program {
             .and_then(toml::Value::as_str)
             .with_context(|| format!("{} has no [package] name", manifest.display()))?
             .to_owned();
+        // Its `crate-type` is not read: the build asks cargo for a `cdylib` whatever the
+        // manifest lists (Sails crates list `rlib` and `cdylib`; a plain gstd crate may list
+        // `cdylib` alone), as gear-wasm-builder does.
         let lib = table.get("lib");
-        let crate_types: Vec<&str> = lib
-            .and_then(|l| l.get("crate-type"))
-            .and_then(toml::Value::as_array)
-            .map(|a| a.iter().filter_map(toml::Value::as_str).collect())
-            .unwrap_or_default();
-        if !crate_types.contains(&"cdylib") {
-            bail!(
-                "{}: a Gear program is a `cdylib`; add `crate-type = [\"cdylib\"]` to its [lib]",
-                manifest.display()
-            );
-        }
         let lib_name = lib
             .and_then(|l| l.get("name"))
             .and_then(toml::Value::as_str)

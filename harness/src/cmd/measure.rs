@@ -93,6 +93,7 @@ type Measured<'a> = BTreeMap<
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
+    galloc_lab::results::keep_compressed_in(ws.root().join("target/lab/compressed"));
     match (&args.node, &args.node_bin) {
         (Some(url), _) => node::configure(node::Endpoint::Url(url.clone()), ws.root()),
         (None, Some(bin)) => {

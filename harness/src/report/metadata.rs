@@ -14,9 +14,11 @@ use std::path::Path;
 use std::process::Command;
 
 /// The crates whose versions decide the figures.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 12] = [
     "gtest",
     "gstd",
+    "sails-rs",
+    "foldhash",
     "gear-core",
     "gear-wasm-optimizer",
     "dlmalloc",

@@ -447,6 +447,112 @@ fn verdicts(inputs: &Inputs) -> String {
     out
 }
 
+/// Allocator calls per message per case, and what refused operations cost: the allocator's
+/// workload differs by an order of magnitude between programs, which is why a verdict on one
+/// case does not carry to another.
+fn calls(inputs: &Inputs) -> String {
+    let mut out = String::new();
+    let Some(lead) = crate::results::headline_backend(&inputs.totals) else {
+        return out;
+    };
+    let _ = writeln!(out, "\n## Allocator calls per message\n");
+    let _ = writeln!(
+        out,
+        "Calls the probe build of `{REFERENCE}` recorded on `{lead}`, per message sent \
+         (`init` included). The gstd cases (`ft*`, `nft*`) decode and encode messages on the \
+         stack (gstd 2.0), so they call the allocator only where their state grows; Sails \
+         programs (`vft-stress`, `vnft-stress`, in a run that includes them) decode every call's arguments into owned values (`String`, \
+         `Vec`) and encode every reply and event into a `Vec`, so each message allocates and \
+         frees, as the 2023 study's programs did (~7 calls a message). `failed`: messages the \
+         program refused by throwing (Gear rolls their changes back and still charges their \
+         gas). These counts are of the messages that succeeded: on gtest a failed message's \
+         calls roll back with the probe's records; the wasmtime meter sees them (per message, \
+         `messages.csv`).\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | messages | malloc | calloc | realloc | free | calls per message | allocator share | failed |"
+    );
+    let _ = writeln!(
+        out,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    let reference: Vec<&TotalRow> = inputs
+        .totals
+        .iter()
+        .filter(|t| t.backend == lead && t.variant == REFERENCE)
+        .collect();
+    for t in &reference {
+        let count = |op: &str| {
+            inputs
+                .ops
+                .iter()
+                .find(|r| {
+                    (&r.backend, &r.case, &r.variant, r.op.as_str())
+                        == (&t.backend, &t.case, &t.variant, op)
+                })
+                .map_or("-".into(), |r| thousands(r.count))
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {:.2}% | {} |",
+            t.case,
+            thousands(t.messages),
+            count("malloc"),
+            count("calloc"),
+            count("realloc"),
+            count("free"),
+            t.calls_per_message,
+            t.allocator_share_pct,
+            thousands(t.failed_messages)
+        );
+    }
+    let refused: Vec<&TotalRow> = inputs
+        .totals
+        .iter()
+        .filter(|t| t.backend == lead && t.failed_messages > 0)
+        .collect();
+    if refused.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\n### Refused operations ({lead})\n");
+    let _ = writeln!(
+        out,
+        "What a refused (failed) message costs on average, beside a message that succeeded, at \
+         the linker's layout; a refusal is paid for by its sender, so an allocator that makes \
+         it dearer costs users even though its work is rolled back.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | variant | failed | mean per failed message | vs {REFERENCE} | mean per other message |"
+    );
+    let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: |");
+    let mean_failed = |t: &TotalRow| t.failed_total / t.failed_messages.max(1);
+    for (i, t) in refused.iter().enumerate() {
+        let shipping = refused
+            .iter()
+            .find(|r| r.case == t.case && r.variant == REFERENCE)
+            .map(|r| mean_failed(r));
+        let others = (t.total - t.failed_total) / (t.messages - t.failed_messages).max(1);
+        let first = i == 0 || refused[i - 1].case != t.case;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            if first { t.case.as_str() } else { "" },
+            t.variant,
+            thousands(t.failed_messages),
+            thousands(mean_failed(t)),
+            if t.variant == REFERENCE {
+                "baseline".into()
+            } else {
+                versus(mean_failed(t), shipping)
+            },
+            thousands(others)
+        );
+    }
+    out
+}
+
 /// How a verdict reads in the report.
 fn mark(v: Verdict) -> String {
     match v {
@@ -604,6 +710,7 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
          (the least allocator work per call; what it costs instead is pages, in `total`).\n"
     );
     out.push_str(&inputs.summary());
+    out.push_str(&calls(inputs));
     let charts = crate::charts::plan(inputs);
     if !charts.is_empty() {
         let _ = writeln!(out, "\n## Charts\n");

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 
 /// Bumped whenever the stored layout below changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// The cache directory.
 pub struct RunCache {
@@ -157,6 +157,7 @@ type StoredCall = (u32, u32, u32, u32, u32, u32, u32, u64);
 #[derive(Serialize, Deserialize)]
 struct StoredMessage {
     index: usize,
+    failed: bool,
     cost: u64,
     reply: Vec<u8>,
     pages: Option<PageCounts>,
@@ -173,6 +174,7 @@ impl StoredRun {
                 .iter()
                 .map(|m| StoredMessage {
                     index: m.index,
+                    failed: m.failed,
                     cost: m.cost,
                     reply: m.reply.clone(),
                     pages: m.pages,
@@ -204,6 +206,7 @@ impl StoredRun {
                 .into_iter()
                 .map(|m| MessageCost {
                     index: m.index,
+                    failed: m.failed,
                     cost: m.cost,
                     reply: m.reply,
                     pages: m.pages,
@@ -241,6 +244,7 @@ mod tests {
         let run = CaseRun {
             messages: vec![MessageCost {
                 index: 1,
+                failed: true,
                 cost: 123_456,
                 reply: vec![1, 2, 3],
                 pages: Some(PageCounts {

@@ -229,6 +229,7 @@ pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<Messa
             variant: v.id.into(),
             unit: m.unit.name().into(),
             message: p.index as u64,
+            failed: p.failed,
             cost: p.cost,
             probe_build_cost: q.cost,
             malloc_calls: q.op_counts.map_or(0, |c| c[Op::Malloc as usize]),
@@ -294,6 +295,19 @@ pub fn case_rows(
         allocator,
         allocator_share_pct: pct(allocator),
         code_bytes,
+        calls_per_message: round(
+            Op::ALL.iter().map(|&op| stats.op(op).count).sum::<u64>() as f64
+                / m.plain.messages.len() as f64,
+            4,
+        ),
+        failed_messages: m.plain.messages.iter().filter(|x| x.failed).count() as u64,
+        failed_total: m
+            .plain
+            .messages
+            .iter()
+            .filter(|x| x.failed)
+            .map(|x| x.cost)
+            .sum(),
         // The layout columns are filled once every point is in ([`crate::layout::summarise`]).
         ..TotalRow::default()
     };
@@ -322,15 +336,23 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
     })
 }
 
-/// `(calls per op, probe gas - twin gas)` per message, `init` first.
-fn differences(m: &CaseMeasurement) -> Vec<([i64; 4], i64)> {
+/// One message's allocator calls per op and the probe build's gas minus its twin's.
+type Difference = ([i64; 4], i64);
+
+/// `(calls per op, probe gas - twin gas)` per message, `init` first; `None` for a failed
+/// message on a backend that cannot see its calls (Gear rolled the probe's records back with
+/// it, so its counts would read zero for calls that were made and paid for).
+fn differences(m: &CaseMeasurement) -> Vec<Option<Difference>> {
     m.twin
         .messages
         .iter()
         .zip(&m.probe.messages)
         .map(|(p, q)| {
+            if q.failed && !m.backend.records_calls() {
+                return None;
+            }
             let calls = q.op_counts.expect("probe counts").map(|c| c as i64);
-            (calls, q.cost as i64 - p.cost as i64)
+            Some((calls, q.cost as i64 - p.cost as i64))
         })
         .collect()
 }
@@ -349,13 +371,13 @@ pub fn validate(
     runs: &[(&Scenario, &CaseMeasurement)],
     stored: Option<Overheads>,
 ) -> Vec<ValidationRow> {
-    let per_case: Vec<Vec<([i64; 4], i64)>> = runs.iter().map(|(_, m)| differences(m)).collect();
-    let pooled: Vec<([i64; 4], i64)> = per_case
+    let per_case: Vec<Vec<Option<Difference>>> = runs.iter().map(|(_, m)| differences(m)).collect();
+    let pooled: Vec<Difference> = per_case
         .iter()
-        .flat_map(|d| d[1..].iter().copied())
+        .flat_map(|d| d[1..].iter().flatten().copied())
         .collect();
     let (per_message, per_op) = stored.unwrap_or_else(|| fit(&pooled));
-    let residual = |(calls, diff): &([i64; 4], i64)| {
+    let residual = |(calls, diff): &Difference| {
         diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
     };
     runs.iter()
@@ -363,6 +385,7 @@ pub fn validate(
         .map(|((s, m), points)| {
             let residuals: Vec<u64> = points[1..]
                 .iter()
+                .flatten()
                 .map(|p| residual(p).unsigned_abs())
                 .collect();
             ValidationRow {
@@ -370,7 +393,9 @@ pub fn validate(
                 case: s.case.into(),
                 variant: v.id.into(),
                 unit: m.unit.name().into(),
-                messages: points.len() as u64,
+                // The messages compared: a failed one whose calls the backend cannot see
+                // is left out (`differences`).
+                messages: points.iter().flatten().count() as u64,
                 layout_pad_bytes: builds.pad,
                 layout_shift: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
                 overhead_per_message: per_message,
@@ -378,7 +403,11 @@ pub fn validate(
                 overhead_calloc: per_op[Op::Calloc as usize],
                 overhead_realloc: per_op[Op::Realloc as usize],
                 overhead_free: per_op[Op::Free as usize],
-                calibration: points.first().map_or(0, residual),
+                calibration: points
+                    .first()
+                    .copied()
+                    .flatten()
+                    .map_or(0, |p| residual(&p)),
                 exact_messages: residuals.iter().filter(|r| **r == 0).count() as u64,
                 max_abs_residual: residuals.iter().copied().max().unwrap_or(0),
                 residual_pct: round(
@@ -428,12 +457,25 @@ fn fit(all: &[([i64; 4], i64)]) -> (i64, [i64; 4]) {
         })
         .collect();
     kinds.sort_by_key(|&(n, calls, _)| (std::cmp::Reverse(n), calls));
-    kinds.truncate(10);
 
-    // Unknowns: the constant, then each op that occurs.
-    let used: Vec<usize> = (0..4)
-        .filter(|&i| all.iter().any(|p| p.0[i] != 0))
-        .collect();
+    // Unknowns: the constant, then each op whose counts the constant and the ops before it do
+    // not already determine. An op called the same number of times in every message (Sails
+    // programs `calloc` their input buffer once a message) cannot be told apart from the
+    // per-message constant: any split fits alike, and an unconstrained solve once split it into
+    // a negative `calloc` overhead. Such an op gets 0 and its cost stays in the constant.
+    let mut used: Vec<usize> = Vec::new();
+    let column = |i: Option<usize>, calls: &[i64; 4]| i.map_or(1.0, |i| calls[i] as f64);
+    for i in 0..4 {
+        let mut with: Vec<Option<usize>> = std::iter::once(None)
+            .chain(used.iter().map(|&u| Some(u)))
+            .collect();
+        let before = rank(&with, &kinds, column);
+        with.push(Some(i));
+        if rank(&with, &kinds, column) > before {
+            used.push(i);
+        }
+    }
+    kinds.truncate(10);
     let unknowns = used.len() + 1;
     let exact = |(c, per_op): &(i64, [i64; 4])| {
         all.iter()
@@ -486,7 +528,81 @@ fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
 
 /// Solves `rows` (each `unknowns` coefficients then the right-hand side) exactly, rounded to
 /// whole units; `None` when fewer independent rows than unknowns.
+/// The rank of the matrix whose rows are `kinds`' call vectors seen through `columns`.
+fn rank(
+    columns: &[Option<usize>],
+    kinds: &[(u64, [i64; 4], i64)],
+    value: impl Fn(Option<usize>, &[i64; 4]) -> f64,
+) -> usize {
+    let mut m: Vec<Vec<f64>> = kinds
+        .iter()
+        .map(|(_, calls, _)| columns.iter().map(|&c| value(c, calls)).collect())
+        .collect();
+    let mut rank = 0;
+    for col in 0..columns.len() {
+        let Some(pivot) = (rank..m.len()).find(|&r| m[r][col].abs() > 1e-9) else {
+            continue;
+        };
+        m.swap(rank, pivot);
+        let pivot_row = m[rank].clone();
+        for (r, row) in m.iter_mut().enumerate() {
+            if r != rank {
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+        rank += 1;
+    }
+    rank
+}
+
 fn solve(rows: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<i64>> {
     let x = crate::agreement::gauss(rows, unknowns)?;
     Some(x.iter().map(|v| v.round() as i64).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    /// Differences made from known overheads, one op called once in every message: the fit
+    /// finds the ops it can tell apart exactly, gives the constant op 0 and keeps its cost in
+    /// the per-message constant, so every message still matches and nothing is negative.
+    #[test]
+    fn an_op_called_once_a_message_stays_in_the_constant() {
+        let (per_message, malloc, calloc, free) = (9, 136, 140, 137);
+        let points: Vec<([i64; 4], i64)> = [(14, 10), (13, 10), (17, 13), (17, 10), (15, 12)]
+            .iter()
+            .cycle()
+            .take(50)
+            .map(|&(m, f)| {
+                let calls = [m, 1, 0, f];
+                (calls, per_message + malloc * m + calloc + free * f)
+            })
+            .collect();
+        let (c, per_op) = fit(&points);
+        assert_eq!((c, per_op), (per_message + calloc, [malloc, 0, 0, free]));
+    }
+
+    /// With every op varying independently, each gets its own overhead.
+    #[test]
+    fn independent_ops_get_their_own_overheads() {
+        let kinds = [
+            [1, 0, 0, 1],
+            [2, 1, 0, 1],
+            [0, 2, 1, 3],
+            [3, 0, 2, 0],
+            [1, 1, 1, 2],
+        ];
+        let points: Vec<([i64; 4], i64)> = kinds
+            .iter()
+            .map(|&calls| {
+                let diff = 5 + 100 * calls[0] + 120 * calls[1] + 130 * calls[2] + 110 * calls[3];
+                (calls, diff)
+            })
+            .collect();
+        assert_eq!(fit(&points), (5, [100, 120, 130, 110]));
+    }
 }

@@ -11,6 +11,10 @@ use galloc::probe::{Op, ProbeStats};
 pub struct MessageCost {
     /// 0 is `init`; step `i` is message `i + 1`.
     pub index: usize,
+    /// Whether it failed (a refused operation of a Sails program, a panic): Gear rolled its
+    /// changes back, including the probe's records, so its calls are known only where the
+    /// backend collects them as they happen (wasmtime).
+    pub failed: bool,
     /// The whole message, in the backend's unit.
     pub cost: u64,
     /// The reply payload (checked against the scenario's expectation).
@@ -46,10 +50,13 @@ impl CaseRun {
         Some(Op::ALL.iter().map(|op| stats.op(*op).total).sum())
     }
 
-    /// The cost of each call of `op` the backend collected, in order.
+    /// The cost of each call of `op` the backend collected in the messages that succeeded (the
+    /// ones the probe's own records cover; a failed message's calls are in its own row), in
+    /// order.
     pub fn call_costs(&self, op: Op) -> Vec<u64> {
         self.messages
             .iter()
+            .filter(|m| !m.failed)
             .flat_map(|m| m.ops.iter())
             .filter(|r| r.op() == Some(op))
             .map(|r| r.cost)
@@ -70,6 +77,19 @@ fn read_probe(
         )
     })?;
     Ok(stats)
+}
+
+/// Calls per op and their calibrated cost, from the records a backend collected.
+fn tally(ops: &[galloc::probe::Record]) -> ([u64; 4], [u64; 4]) {
+    let mut counts = [0; 4];
+    let mut costs = [0; 4];
+    for r in ops {
+        if let Some(op) = r.op() {
+            counts[op as usize] += 1;
+            costs[op as usize] += r.cost;
+        }
+    }
+    (counts, costs)
 }
 
 fn delta(before: &ProbeStats, after: &ProbeStats) -> ([u64; 4], [u64; 4]) {
@@ -206,6 +226,7 @@ pub fn run_case(
     };
     let mut messages = vec![MessageCost {
         index: 0,
+        failed: false,
         cost: init.cost,
         reply: init.reply,
         pages: init.pages,
@@ -218,6 +239,13 @@ pub fn run_case(
         check(scenario, i + 1, &step.expect, &outcome)?;
         check_sent(scenario, i + 1, step, &outcome)?;
         let (op_counts, op_costs) = match last.as_mut() {
+            // A failed message's records rolled back with it; the calls the backend saw
+            // happen (wasmtime) are its calls. Where it saw none (gtest), they are unknown
+            // and the failure is marked, so no fit counts them as zero.
+            Some(_) if outcome.failed => {
+                let (c, g) = tally(&outcome.ops);
+                (Some(c), Some(g))
+            }
             Some(prev) => {
                 let now = read_probe(backend, program).with_context(|| {
                     format!("case `{}`, after message {}", scenario.case, i + 1)
@@ -230,6 +258,7 @@ pub fn run_case(
         };
         messages.push(MessageCost {
             index: i + 1,
+            failed: outcome.failed,
             cost: outcome.cost,
             reply: outcome.reply,
             pages: outcome.pages,

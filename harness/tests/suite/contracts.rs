@@ -359,3 +359,27 @@ mod vft_contract {
         );
     }
 }
+
+/// The Sails cases run to the end on both embedded backends: every reply, thrown error and
+/// event is checked against the model per message (`run_case`), so both backends answered
+/// byte for byte alike.
+#[test]
+fn the_sails_cases_run_exactly_on_both_backends() {
+    use galloc_lab::backend::wasmtime::WasmtimeBackend;
+    use galloc_lab::run::{run_case, ProbeReads};
+    for case in ["vft-stress", "vnft-stress"] {
+        let scenario = (galloc_lab::scenario::select(case).unwrap()[0].make)();
+        let code = code(scenario.package);
+        let mut backends: [Box<dyn Backend>; 2] = [
+            Box::new(GtestBackend::new()),
+            Box::new(WasmtimeBackend::new().unwrap()),
+        ];
+        for b in &mut backends {
+            let run = run_case(b.as_mut(), &code, &scenario, ProbeReads::Never, || {})
+                .unwrap_or_else(|e| panic!("{case} on {}: {e:#}", b.name()));
+            assert_eq!(run.messages.len(), scenario.steps.len() + 1);
+            let failed = run.messages.iter().filter(|m| m.failed).count();
+            assert!(failed > 0, "{case}: refusals are part of the case");
+        }
+    }
+}

@@ -74,3 +74,30 @@ fn relation_holds_in_fuel() {
     check("shipping", BackendKind::Wasmtime, 90.0, 4);
     check(galloc_variants::DEFAULT, BackendKind::Wasmtime, 90.0, 10);
 }
+
+/// In every committed validation row, on both backends, no overhead is negative (on the Sails
+/// cases `calloc` is called once a message, and an unconstrained fit once made it negative;
+/// `an_op_called_once_a_message_stays_in_the_constant` tests the fit itself).
+#[test]
+fn committed_overheads_are_never_negative() {
+    use galloc_lab::results::{read_csv, ValidationRow};
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    for backend in BackendKind::EMBEDDED {
+        let path = ws
+            .root()
+            .join("results")
+            .join(backend.name())
+            .join("probe-validation.csv");
+        let rows: Vec<ValidationRow> = read_csv(&path).unwrap();
+        for r in &rows {
+            let overheads = [
+                r.overhead_per_message,
+                r.overhead_malloc,
+                r.overhead_calloc,
+                r.overhead_realloc,
+                r.overhead_free,
+            ];
+            assert!(overheads.iter().all(|o| *o >= 0), "{r:?}");
+        }
+    }
+}

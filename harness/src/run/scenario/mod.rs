@@ -12,6 +12,7 @@ mod nft;
 pub mod sails;
 mod synthetic;
 mod vft;
+mod vnft;
 
 use crate::backend::{Sent, UserId};
 use anyhow::Result;
@@ -127,6 +128,12 @@ pub const CASES: &[Case] = &[
         summary: "Sails VFT: the FT stress case's steps on the lab's Sails token, with events",
         default: false,
         make: vft::stress,
+    },
+    Case {
+        id: "vnft-stress",
+        summary: "Sails VNFT: 300 mints, then transfers, approvals, burns, queries, refusals",
+        default: false,
+        make: vnft::stress,
     },
     Case {
         id: "synthetic-small-objects",

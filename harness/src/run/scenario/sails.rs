@@ -3,7 +3,8 @@
 //! route), then the SCALE-encoded arguments, exactly as its generated clients send them.
 //! Replies and events are framed the same way, so a scenario can expect them byte for byte.
 
-use crate::backend::Sent;
+use super::{Expect, Step};
+use crate::backend::{Sent, UserId};
 use anyhow::{anyhow, Result};
 use parity_scale_codec::Encode;
 use sails_rs::gstd::SailsEvent;
@@ -103,6 +104,40 @@ impl Route {
             payload,
         }
     }
+}
+
+/// `from` calling `method` of `route` with `args`, answered as the model says: `Ok` with the
+/// method's return value and the events it emits (replied and sent exactly so), or `Err` with
+/// the business error it throws (the message fails with it and sends nothing).
+///
+/// A method returning `()` does not reply at all in Sails 2.0 (its dispatch skips the reply
+/// when the result type is `()`), so Gear's automatic reply, an empty payload, is expected.
+pub fn step<V: Encode + 'static>(
+    from: UserId,
+    route: &Route,
+    method: &str,
+    args: &impl Encode,
+    outcome: Result<(V, Vec<Sent>), impl Encode>,
+) -> Result<Step> {
+    let payload = route.call(method, args)?;
+    let unit = std::any::TypeId::of::<V>() == std::any::TypeId::of::<()>();
+    let (expect, sent) = match outcome {
+        Ok((_, sent)) if unit => {
+            route.entry(method)?;
+            (Expect::Reply(Vec::new()), sent)
+        }
+        Ok((value, sent)) => (Expect::Reply(route.answer(method, &value)?), sent),
+        Err(error) => (
+            Expect::FailureWith(route.answer(method, &error)?),
+            Vec::new(),
+        ),
+    };
+    Ok(Step {
+        from,
+        payload,
+        expect,
+        sent: Some(sent),
+    })
 }
 
 /// The `init` payload calling the program's constructor number `entry` (Sails numbers them

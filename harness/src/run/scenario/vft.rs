@@ -6,13 +6,12 @@
 //! users mint for themselves, the deployer mints to them (the same number of mint messages;
 //! their sender differs).
 
-use super::sails::{constructor, Route};
-use super::{actor, Expect, Scenario, Step};
+use super::sails::{constructor, step, Route};
+use super::{actor, Scenario, Step};
 use crate::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
-use parity_scale_codec::Encode;
 use sails_rs::U256;
-use vft::{VftAdminService, VftError, VftProgram, VftService, VftState};
+use vft::{VftAdminService, VftProgram, VftService, VftState};
 
 const ADMIN: UserId = DEFAULT_USER_ALICE;
 
@@ -25,66 +24,36 @@ struct Script {
 }
 
 impl Script {
-    /// A step whose outcome the model gave: a reply and the events it sends, or a refusal
-    /// with the error the program throws (and nothing sent).
-    fn push<E: sails_rs::gstd::SailsEvent>(
-        &mut self,
-        from: UserId,
-        route: Route,
-        method: &str,
-        payload: Vec<u8>,
-        outcome: Result<(impl Encode, Option<E>), VftError>,
-    ) {
-        let (expect, sent) = match outcome {
-            Ok((reply, event)) => (
-                Expect::Reply(
-                    route
-                        .answer(method, &reply)
-                        .expect("a method of the service"),
-                ),
-                event.iter().map(|e| route.event(e)).collect(),
-            ),
-            Err(error) => (
-                Expect::FailureWith(route.answer(method, &error).expect("a method")),
-                Vec::new(),
-            ),
-        };
-        self.steps.push(Step {
-            from,
-            payload,
-            expect,
-            sent: Some(sent),
-        });
-    }
-
     fn transfer(&mut self, from: UserId, to: UserId, value: u128) {
         let (from_id, to_id, value) = (actor(from), actor(to), U256::from(value));
-        let payload = self.vft.call("transfer", &(to_id, value)).expect("Vft");
         let outcome = self
             .model
             .transfer_from(from_id, from_id, to_id, value)
-            .map(|event| (event.is_some(), event));
-        self.push(from, self.vft, "transfer", payload, outcome);
+            .map(|event| {
+                (
+                    event.is_some(),
+                    event.iter().map(|e| self.vft.event(e)).collect(),
+                )
+            });
+        let s = step(from, &self.vft, "transfer", &(to_id, value), outcome);
+        self.steps.push(s.expect("a method of Vft"));
     }
 
     fn mint(&mut self, to: UserId, value: u128) {
         let (to_id, value) = (actor(to), U256::from(value));
-        let payload = self.admin.call("mint", &(to_id, value)).expect("VftAdmin");
         let outcome = self
             .model
             .mint(actor(ADMIN), to_id, value)
-            .map(|event| (true, Some(event)));
-        self.push(ADMIN, self.admin, "mint", payload, outcome);
-    }
-
-    fn query(&mut self, from: UserId, method: &str, args: impl Encode, answer: U256) {
-        let payload = self.vft.call(method, &args).expect("Vft");
-        self.push::<vft::VftEvents>(from, self.vft, method, payload, Ok((answer, None)));
+            .map(|event| (true, vec![self.admin.event(&event)]));
+        let s = step(ADMIN, &self.admin, "mint", &(to_id, value), outcome);
+        self.steps.push(s.expect("a method of VftAdmin"));
     }
 
     fn balance_of(&mut self, from: UserId, account: UserId) {
         let answer = self.model.balance_of(actor(account));
-        self.query(from, "balance_of", actor(account), answer);
+        let outcome = Ok::<_, ()>((answer, Vec::new()));
+        let s = step(from, &self.vft, "balance_of", &actor(account), outcome);
+        self.steps.push(s.expect("a query of Vft"));
     }
 }
 
@@ -118,8 +87,9 @@ fn scenario(case: &'static str, last_user: UserId) -> Scenario {
     for user in 87..=120 {
         s.transfer(user, 1, 1_000);
     }
-    let supply = s.model.total_supply();
-    s.query(1, "total_supply", (), supply);
+    let supply = Ok::<_, ()>((s.model.total_supply(), Vec::new()));
+    let total = step(1, &s.vft, "total_supply", &(), supply).expect("a query of Vft");
+    s.steps.push(total);
     for user in 918..=last_user {
         s.mint(user, 5_000);
         s.transfer(user, 2 * user, u128::from(user / 4));
@@ -148,6 +118,7 @@ pub fn stress() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Expect;
 
     #[test]
     fn stress_has_ft_stress_shape_and_refuses_empty_senders() {

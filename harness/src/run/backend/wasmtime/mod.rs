@@ -5,7 +5,8 @@
 //! a test asserts it for every case and variant):
 //! - a program's memory lives from message to message; each message is a fresh instance
 //!   (fresh globals, so a fresh stack pointer) over that memory;
-//! - a failed message (panic or trap) leaves memory and page allocations as they were;
+//! - a failed message (panic or trap) leaves memory and page allocations as they were (the
+//!   allocator calls it made are still reported: they happened and cost fuel);
 //! - `alloc` hands out the first free run of 64 KiB pages above the static pages, growing the
 //!   memory as Gear does, up to Gear's 512 pages; `free_range` forgets pages, and a page freed
 //!   at the end of a message loses its data (Gear drops it);
@@ -357,9 +358,12 @@ impl WasmtimeBackend {
             host.collect(mem);
         }
         let mut pages = if failed || read_only {
-            // The probe's records roll back with memory: so do the calls seen.
+            // The probe's records roll back with memory. The calls of a failed message still
+            // happened and cost fuel: they are kept (its outcome's `ops`), not those of a read.
             host.last_seq = host.seq_at_start;
-            host.ops.clear();
+            if read_only {
+                host.ops.clear();
+            }
             host.heap.rollback();
             if let Some(snapshot) = snapshot {
                 mem[..snapshot.len()].copy_from_slice(&snapshot);
