@@ -9,6 +9,7 @@
 
 mod ft;
 mod nft;
+pub mod idl;
 pub mod sails;
 mod synthetic;
 mod vft;
@@ -126,13 +127,13 @@ pub const CASES: &[Case] = &[
     Case {
         id: "vft-stress",
         summary: "Sails VFT: the FT stress case's steps on the lab's Sails token, with events",
-        default: false,
+        default: true,
         make: vft::stress,
     },
     Case {
         id: "vnft-stress",
         summary: "Sails VNFT: 300 mints, then transfers, approvals, burns, queries, refusals",
-        default: false,
+        default: true,
         make: vnft::stress,
     },
     Case {
