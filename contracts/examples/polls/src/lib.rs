@@ -1,7 +1,7 @@
 //! Polls on Sails: anyone opens a poll with its options, each account votes once, the opener
 //! closes it. A small program of the kind contract authors write, used by the lab to check
 //! that a Sails crate measures through `lab measure --program` exactly as written.
-#![no_std]
+#![cfg_attr(target_arch = "wasm32", no_std)]
 
 use sails_rs::cell::RefCell;
 use sails_rs::collections::BTreeMap;

@@ -631,3 +631,142 @@ fn primitive(p: PrimitiveType, v: &Value, out: &mut Vec<u8>) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parity_scale_codec::Encode;
+    use sails_rs::ActorId;
+    use serde_json::json;
+
+    /// A service with one of each kind of type; the parser computes its interface id.
+    const IDL: &str = r#"
+!@sails: 2.0.0
+
+service Shop {
+    events {
+        Opened,
+        Sold {
+            who: ActorId,
+            amount: u128,
+        },
+    }
+    functions {
+        Buy(item: Item, count: u32, note: Option<String>) -> u64 throws ShopError;
+        Peek(tags: [u8], pair: (bool, i16)) -> [u8; 2];
+        Reset();
+    }
+    types {
+        struct Item {
+            id: u16,
+            kind: Kind,
+        }
+        enum Kind {
+            Food,
+            Tool(u8),
+            Other {
+                label: String,
+            },
+        }
+        enum ShopError {
+            SoldOut,
+            TooMany(u32),
+        }
+    }
+}
+
+program Shop {
+    constructors {
+        New(name: String);
+    }
+    services {
+        Shop,
+    }
+}
+"#;
+
+    fn header(method: &Method, entry: u16) -> Vec<u8> {
+        SailsMessageHeader::v1(method.interface, entry, 1).to_bytes()
+    }
+
+    /// Each value is encoded as the Rust value it stands for would be: entry ids in the
+    /// methods' alphabetical order, the route's index from 1, enum variants by declaration.
+    #[test]
+    fn calls_replies_errors_and_events_encode_as_their_rust_values() {
+        let idl = Idl::parse(IDL, "shop.idl").unwrap();
+        let buy = idl.method("shop/buy").unwrap();
+        let args = json!([{"id": 7, "kind": {"Other": {"label": "x"}}}, 3, null]);
+        let mut want = header(&buy, 0);
+        (7u16, 2u8, "x", 3u32, None::<String>).encode_to(&mut want);
+        assert_eq!(buy.call(&args).unwrap(), want);
+        // The same arguments by parameter name.
+        let named = json!({"note": "hi", "count": 3, "item": {"id": 7, "kind": "Food"}});
+        let mut want = header(&buy, 0);
+        (7u16, 0u8, 3u32, Some("hi")).encode_to(&mut want);
+        assert_eq!(buy.call(&named).unwrap(), want);
+
+        let mut want = header(&buy, 0);
+        5u64.encode_to(&mut want);
+        assert_eq!(buy.reply(&json!(5)).unwrap(), want);
+        let mut want = header(&buy, 0);
+        (1u8, 4u32).encode_to(&mut want);
+        assert_eq!(buy.thrown(&json!({"TooMany": 4})).unwrap(), want);
+
+        let peek = idl.method("Shop/Peek").unwrap();
+        let mut want = header(&peek, 1);
+        (vec![1u8, 2], (true, -2i16)).encode_to(&mut want);
+        assert_eq!(peek.call(&json!(["0x0102", [true, -2]])).unwrap(), want);
+        assert_eq!(peek.call(&json!([[1, 2], [true, -2]])).unwrap(), want);
+        let mut want = header(&peek, 1);
+        [9u8, 8].encode_to(&mut want);
+        assert_eq!(peek.reply(&json!([9, 8])).unwrap(), want);
+
+        // `()`: no reply of its own (Gear's empty automatic reply).
+        assert_eq!(idl.method("Shop/Reset").unwrap().reply(&json!(null)).unwrap(), []);
+
+        let sold = buy
+            .event(&json!({"Sold": {"who": 3, "amount": u128::MAX.to_string()}}))
+            .unwrap();
+        let mut want = header(&buy, 1);
+        (ActorId::from(3u64), u128::MAX).encode_to(&mut want);
+        assert_eq!(sold.payload, want);
+        assert_eq!(sold.destination, [0; 32]);
+        assert_eq!(buy.event(&json!("Opened")).unwrap().payload, header(&buy, 0));
+
+        let mut want = SailsMessageHeader::v1(InterfaceId::zero(), 0, 0).to_bytes();
+        "shop".encode_to(&mut want);
+        assert_eq!(idl.constructor("new", &json!(["shop"])).unwrap(), want);
+    }
+
+    /// Every mistake names what was asked for and what there is.
+    #[test]
+    fn mistakes_name_what_there_is() {
+        let idl = Idl::parse(IDL, "shop.idl").unwrap();
+        let err = |r: Result<Vec<u8>>| format!("{:#}", r.unwrap_err());
+        let e = idl.method("Bar/Buy").err().unwrap().to_string();
+        assert!(e.contains("no service `Bar`; it has Shop"), "{e}");
+        let e = idl.method("Shop/Sell").err().unwrap().to_string();
+        assert!(e.contains("no method `Sell`; it has Buy, Peek, Reset"), "{e}");
+        let e = idl.method("Shop").err().unwrap().to_string();
+        assert!(e.contains("not `Service/Method`"), "{e}");
+        let buy = idl.method("Shop/Buy").unwrap();
+        let e = err(buy.call(&json!([1, 2])));
+        assert!(e.contains("takes 3 argument(s)") && e.contains("2 given"), "{e}");
+        let e = err(buy.call(&json!([{"id": 7}, 3, null])));
+        assert!(e.contains("field `kind` is missing"), "{e}");
+        let e = err(buy.call(&json!([{"id": 7, "kind": "Boat"}, 3, null])));
+        assert!(e.contains("Kind has no variant `Boat`; it has Food, Tool, Other"), "{e}");
+        let e = err(buy.call(&json!([{"id": 70000, "kind": "Food"}, 3, null])));
+        assert!(e.contains("`70000` is not a u16"), "{e}");
+        let e = err(buy.thrown(&json!("Broke")));
+        assert!(e.contains("no variant `Broke`"), "{e}");
+        let e = buy.event(&json!({"Bought": null})).err().unwrap().to_string();
+        assert!(e.contains("no event `Bought`; it has Opened, Sold"), "{e}");
+        let e = err(idl.method("Shop/Reset").unwrap().thrown(&json!(null)));
+        assert!(e.contains("throws nothing"), "{e}");
+        let e = err(idl.constructor("Create", &json!([])));
+        assert!(e.contains("no constructor `Create`; it has New"), "{e}");
+        let e = Idl::parse("service {", "bad.idl").err().unwrap().to_string();
+        assert!(e.contains("bad.idl is not a Sails IDL"), "{e}");
+    }
+}
