@@ -722,7 +722,7 @@ program Shop {
         assert_eq!(peek.reply(&json!([9, 8])).unwrap(), want);
 
         // `()`: no reply of its own (Gear's empty automatic reply).
-        assert_eq!(idl.method("Shop/Reset").unwrap().reply(&json!(null)).unwrap(), []);
+        assert_eq!(idl.method("Shop/Reset").unwrap().reply(&json!(null)).unwrap(), Vec::<u8>::new());
 
         let sold = buy
             .event(&json!({"Sold": {"who": 3, "amount": u128::MAX.to_string()}}))
