@@ -15,6 +15,7 @@
 //! README's "Measuring another program".
 
 use crate::backend::UserId;
+use crate::scenario::idl::Idl;
 use crate::scenario::{Expect, Scenario, Step};
 use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
@@ -282,22 +283,57 @@ struct File {
     /// Who deploys and (unless a message says otherwise) sends.
     #[serde(default = "default_user")]
     from: UserId,
-    /// The `init` payload, SCALE hex.
+    /// A Sails program's IDL file (relative to the scenario file), for `call`s by name.
     #[serde(default)]
-    init: String,
+    idl: Option<PathBuf>,
+    /// The `init` payload: SCALE hex, or a Sails constructor call.
+    #[serde(default)]
+    init: Init,
     messages: Vec<Message>,
 }
 
 #[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Init {
+    Hex(String),
+    Constructor {
+        constructor: String,
+        #[serde(default)]
+        args: serde_json::Value,
+    },
+}
+
+impl Default for Init {
+    fn default() -> Self {
+        Init::Hex(String::new())
+    }
+}
+
+#[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct Message {
-    /// SCALE hex.
-    payload: String,
+    /// SCALE hex; or `call` instead.
+    #[serde(default)]
+    payload: Option<String>,
+    /// A Sails call, `Service/Method`, with `args` (needs `idl`).
+    #[serde(default)]
+    call: Option<String>,
+    #[serde(default)]
+    args: serde_json::Value,
     #[serde(default)]
     from: Option<UserId>,
     /// The exact reply expected, SCALE hex; absent means any reply from a successful run.
     #[serde(default)]
     reply: Option<String>,
+    /// A Sails call's return value (its reply, framed).
+    #[serde(default)]
+    returns: Option<serde_json::Value>,
+    /// The error a Sails call throws (the message fails with it, framed).
+    #[serde(default)]
+    throws: Option<serde_json::Value>,
+    /// The events a Sails call emits, in order (checked only when given).
+    #[serde(default)]
+    events: Option<Vec<serde_json::Value>>,
     /// The message must fail (panic or trap).
     #[serde(default)]
     fails: bool,
@@ -347,6 +383,12 @@ impl Scenario {
     /// "from": 43, "fails": false}]}`; `from`, `init`, `reply`, `fails` optional), or any
     /// other name for text: one message per line, `PAYLOAD` or `PAYLOAD => REPLY` in hex
     /// (`REPLY` may be `fail`), an optional first line `init PAYLOAD`, `#` comments.
+    ///
+    /// For a Sails program the JSON may name its IDL (`"idl": "app.idl"`) and give calls by
+    /// name instead of hex: `"init": {"constructor": "New", "args": [..]}` and messages
+    /// `{"call": "Service/Method", "args": [..], "returns": v}` (or `"throws": e`, or
+    /// `"fails": true`), with `"events": [{"Name": {..}}]` to check what it emits; values as
+    /// [`crate::scenario::idl`] reads them.
     pub fn read(path: &Path, case: &'static str, program: &Program) -> Result<Scenario> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the scenario file {}", path.display()))?;
@@ -360,29 +402,41 @@ impl Scenario {
         } else {
             parse_lines(&text).with_context(|| format!("in {}", path.display()))?
         };
+        let idl = match &file.idl {
+            Some(idl) => Some(Idl::read(&path.parent().unwrap_or(Path::new(".")).join(idl))?),
+            None => None,
+        };
         let mut steps = Vec::with_capacity(file.messages.len());
         for (i, m) in file.messages.iter().enumerate() {
             let what = format!("{}: message {}", path.display(), i + 1);
-            let expect = match (&m.reply, m.fails) {
-                (Some(_), true) => bail!("{what}: a reply and `fails` both given"),
-                (Some(reply), false) => Expect::Reply(unhex(reply, &what)?),
-                (None, true) => Expect::Failure,
-                (None, false) => Expect::Success,
+            let step = match &m.call {
+                None => hex_step(m, &what)?,
+                Some(call) => {
+                    let idl = idl.as_ref().with_context(|| {
+                        format!("{what}: a `call` needs the program's IDL (`\"idl\": \"FILE.idl\"`)")
+                    })?;
+                    sails_step(idl, call, m).with_context(|| what.clone())?
+                }
             };
-            let payload = unhex(&m.payload, &what)?;
-            crate::run::check_payload(&payload, &what)?;
+            crate::run::check_payload(&step.payload, &what)?;
             steps.push(Step {
                 from: m.from.unwrap_or(file.from),
-                payload,
-                expect,
-                sent: None,
+                ..step
             });
         }
         if steps.is_empty() {
             bail!("{}: the scenario has no messages", path.display());
         }
         let what = format!("{}: init", path.display());
-        let init = unhex(&file.init, &what)?;
+        let init = match (&file.init, &idl) {
+            (Init::Hex(hex), _) => unhex(hex, &what)?,
+            (Init::Constructor { constructor, args }, Some(idl)) => {
+                idl.constructor(constructor, args).context(what.clone())?
+            }
+            (Init::Constructor { .. }, None) => {
+                bail!("{what}: a constructor call needs the program's IDL (`\"idl\"`)")
+            }
+        };
         crate::run::check_payload(&init, &what)?;
         Ok(Scenario {
             case,
@@ -394,11 +448,66 @@ impl Scenario {
     }
 }
 
+/// A message given as hex.
+fn hex_step(m: &Message, what: &str) -> Result<Step> {
+    if m.returns.is_some() || m.throws.is_some() || m.events.is_some() || !m.args.is_null() {
+        bail!("{what}: `args`, `returns`, `throws` and `events` go with a `call`, not a `payload`");
+    }
+    let payload = m
+        .payload
+        .as_deref()
+        .with_context(|| format!("{what}: give a `payload` (hex) or a `call`"))?;
+    let expect = match (&m.reply, m.fails) {
+        (Some(_), true) => bail!("{what}: a reply and `fails` both given"),
+        (Some(reply), false) => Expect::Reply(unhex(reply, what)?),
+        (None, true) => Expect::Failure,
+        (None, false) => Expect::Success,
+    };
+    Ok(Step {
+        from: default_user(),
+        payload: unhex(payload, what)?,
+        expect,
+        sent: None,
+    })
+}
+
+/// A Sails call by name: its payload, reply or thrown error, and events from the IDL.
+fn sails_step(idl: &Idl, call: &str, m: &Message) -> Result<Step> {
+    if m.payload.is_some() || m.reply.is_some() {
+        bail!("give a `call` or a `payload`, not both (and `returns`, not `reply`)");
+    }
+    let method = idl.method(call)?;
+    let expect = match (&m.returns, &m.throws, m.fails) {
+        (Some(_), Some(_), _) | (Some(_), _, true) => {
+            bail!("`returns` with `throws` or `fails`: a call either returns or fails")
+        }
+        (Some(value), None, false) => Expect::Reply(method.reply(value)?),
+        (None, Some(error), _) => Expect::FailureWith(method.thrown(error)?),
+        (None, None, true) => Expect::Failure,
+        (None, None, false) => Expect::Success,
+    };
+    let failing = matches!(expect, Expect::Failure | Expect::FailureWith(_));
+    let sent = match &m.events {
+        Some(events) if failing && !events.is_empty() => {
+            bail!("a failed message sends nothing: its events are discarded with it")
+        }
+        Some(events) => Some(events.iter().map(|e| method.event(e)).collect::<Result<_>>()?),
+        None => None,
+    };
+    Ok(Step {
+        from: default_user(),
+        payload: method.call(&m.args)?,
+        expect,
+        sent,
+    })
+}
+
 /// The text form: `init HEX` first (optional), then `HEX` or `HEX => HEX|fail` per line.
 fn parse_lines(text: &str) -> Result<File> {
     let mut file = File {
         from: default_user(),
-        init: String::new(),
+        idl: None,
+        init: Init::default(),
         messages: Vec::new(),
     };
     for (n, line) in text.lines().enumerate() {
@@ -410,7 +519,7 @@ fn parse_lines(text: &str) -> Result<File> {
             if !file.messages.is_empty() {
                 bail!("line {}: `init` must come before the messages", n + 1);
             }
-            file.init = init.trim().to_owned();
+            file.init = Init::Hex(init.trim().to_owned());
             continue;
         }
         let (payload, reply) = match line.split_once("=>") {
@@ -418,10 +527,10 @@ fn parse_lines(text: &str) -> Result<File> {
             None => (line, None),
         };
         file.messages.push(Message {
-            payload: payload.to_owned(),
-            from: None,
+            payload: Some(payload.to_owned()),
             fails: reply == Some("fail"),
             reply: reply.filter(|r| *r != "fail").map(str::to_owned),
+            ..Message::default()
         });
     }
     Ok(file)
@@ -437,11 +546,11 @@ mod tests {
             "# a comment\ninit 0x01\n0x0203 => 0x04\n05   # no reply expected\n0x06 => fail\n",
         )
         .unwrap();
-        assert_eq!(file.init, "0x01");
+        assert!(matches!(&file.init, Init::Hex(hex) if hex == "0x01"));
         let got: Vec<(&str, Option<&str>, bool)> = file
             .messages
             .iter()
-            .map(|m| (m.payload.as_str(), m.reply.as_deref(), m.fails))
+            .map(|m| (m.payload.as_deref().unwrap(), m.reply.as_deref(), m.fails))
             .collect();
         assert_eq!(
             got,

@@ -227,6 +227,49 @@ fn the_gate_fails_on_a_really_worsened_build() {
     assert!(!ok && err.contains("--out"), "{err}");
 }
 
+/// A Sails crate as its author wrote it (a `build.rs` calling Sails' wasm builder, `rlib` and
+/// `cdylib`) is measured without edits, from a scenario of calls by service and method name
+/// encoded from its IDL: every reply, thrown error and event is checked on both embedded
+/// backends, and the crate's files are left as they were.
+#[test]
+fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let program = root.join("contracts/examples/polls");
+    let files = ["Cargo.toml", "Cargo.lock", "build.rs", "src/lib.rs"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(program.join(f)).unwrap())
+        .collect();
+    let out = tempfile::tempdir().unwrap();
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        program.to_str().unwrap(),
+        "--scenario",
+        program.join("polls.json").to_str().unwrap(),
+        "--variants",
+        "shipping",
+        "--backends",
+        "wasmtime,gtest",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    for backend in ["wasmtime", "gtest"] {
+        let totals = std::fs::read_to_string(out.path().join(backend).join("totals.csv")).unwrap();
+        let row = totals
+            .lines()
+            .find(|l| l.contains(",polls,shipping,"))
+            .unwrap_or_else(|| panic!("no polls row in {backend}'s\n{totals}"));
+        // 125 calls and `init`.
+        assert!(row.contains(",126,"), "{row}");
+    }
+    for (file, bytes) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(program.join(file)).unwrap(), bytes, "{file} was changed");
+    }
+}
+
 /// The "any contract" path end to end: the example program outside the workspace is built
 /// for a variant through the galloc patch, runs its scenario file with every reply checked,
 /// and its crate is left as it was (its `Cargo.lock` included).

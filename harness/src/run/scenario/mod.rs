@@ -9,6 +9,7 @@
 
 mod ft;
 mod nft;
+pub mod idl;
 pub mod sails;
 mod synthetic;
 mod vft;

@@ -20,7 +20,7 @@ pub struct Route {
 }
 
 /// `snake_case` or `PascalCase` to the `PascalCase` Sails routes and methods are named by.
-fn pascal(name: &str) -> String {
+pub(crate) fn pascal(name: &str) -> String {
     name.split('_')
         .map(|w| {
             let mut c = w.chars();

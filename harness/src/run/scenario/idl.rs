@@ -1,0 +1,772 @@
+//! Sails calls written by service and method name in a scenario file, with their arguments,
+//! return values, thrown errors and events as JSON, encoded from the program's IDL (parsed by
+//! Sails' own `sails-idl-parser-v2`): the header a Sails 2.0 program reads (interface id and
+//! entry id from the IDL, the route's index in the program's `services`) and the SCALE
+//! encoding of each value by its IDL type. The lab's own Sails cases use the programs' Rust
+//! types instead ([`super::sails`]); both frame messages with sails-rs' `SailsMessageHeader`.
+//!
+//! JSON for IDL types: integers as numbers or strings (decimal, or `0x` hex for the wide ones);
+//! `ActorId` (and `CodeId`, `MessageId`, `H256`) as a user number (the ids scenario files send
+//! from) or 32 bytes of hex; `U256` as a number or a decimal string; `[u8]` as an array or hex;
+//! `Option` as `null` or the value; `Result` as `{"ok": v}` or `{"err": e}`; structs as
+//! objects by field name (tuple structs as arrays); enum values as `"Variant"` or
+//! `{"Variant": payload}`; tuples and argument lists as arrays (arguments also as an object by
+//! parameter name).
+
+use crate::backend::Sent;
+use anyhow::{anyhow, bail, Context, Result};
+use parity_scale_codec::{Compact, Encode};
+use sails_idl_parser_v2::ast::{
+    EnumDef, IdlDoc, InterfaceId, PrimitiveType, ServiceFunc, ServiceUnit, StructDef, Type,
+    TypeDecl, TypeDef,
+};
+use sails_rs::meta::SailsMessageHeader;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// A program's interface, read from its IDL file.
+pub struct Idl {
+    doc: IdlDoc,
+    /// Named in errors.
+    file: String,
+}
+
+/// One method of one route, ready to frame calls, replies, errors and events.
+pub struct Method<'a> {
+    idl: &'a Idl,
+    service: &'a ServiceUnit,
+    func: &'a ServiceFunc,
+    interface: InterfaceId,
+    route: u8,
+}
+
+impl Idl {
+    pub fn read(path: &Path) -> Result<Idl> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the IDL file {}", path.display()))?;
+        Idl::parse(&text, &path.display().to_string())
+    }
+
+    /// `file` names the source in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Idl> {
+        let doc = sails_idl_parser_v2::parse_idl(text)
+            .map_err(|e| anyhow!("{file} is not a Sails IDL: {e}"))?;
+        if doc.program.is_none() {
+            bail!("{file} declares no `program` (its routes and constructors are needed)");
+        }
+        Ok(Idl {
+            doc,
+            file: file.to_owned(),
+        })
+    }
+
+    fn program(&self) -> &sails_idl_parser_v2::ast::ProgramUnit {
+        self.doc.program.as_ref().expect("checked in parse")
+    }
+
+    /// The `init` payload calling constructor `name` with `args`.
+    pub fn constructor(&self, name: &str, args: &Value) -> Result<Vec<u8>> {
+        let program = self.program();
+        let wanted = super::sails::pascal(name);
+        let ctor = program
+            .ctors
+            .iter()
+            .find(|c| c.name == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = program.ctors.iter().map(|c| c.name.as_str()).collect();
+                anyhow!(
+                    "{}: the program has no constructor `{wanted}`; it has {}",
+                    self.file,
+                    list(&names)
+                )
+            })?;
+        let mut bytes = SailsMessageHeader::v1(InterfaceId::zero(), ctor.entry_id, 0).to_bytes();
+        let scope = Scope::new(self, &program.types);
+        let params: Vec<_> = ctor.params.iter().map(|p| (&p.name, &p.type_decl)).collect();
+        scope.encode_args(&params, args, &mut bytes, &format!("constructor {wanted}"))?;
+        Ok(bytes)
+    }
+
+    /// `target` is `Route/Method` (`Polls/Vote` or `polls/vote`).
+    pub fn method(&self, target: &str) -> Result<Method<'_>> {
+        let (route_name, method) = target.split_once('/').with_context(|| {
+            format!("`{target}` is not `Service/Method` (a route of the program and its method)")
+        })?;
+        let program = self.program();
+        let wanted = super::sails::pascal(route_name);
+        let route_of = |e: &sails_idl_parser_v2::ast::ServiceExpo| {
+            e.route.clone().unwrap_or_else(|| e.name.name.clone())
+        };
+        let expo = program
+            .services
+            .iter()
+            .find(|e| route_of(e) == wanted)
+            .ok_or_else(|| {
+                let routes: Vec<String> = program.services.iter().map(route_of).collect();
+                let routes: Vec<&str> = routes.iter().map(String::as_str).collect();
+                anyhow!(
+                    "{}: the program has no service `{wanted}`; it has {}",
+                    self.file,
+                    list(&routes)
+                )
+            })?;
+        let service = self.service(&expo.name.name)?;
+        let wanted_method = super::sails::pascal(method);
+        let (service, func) = self.find_func(service, &wanted_method)?.ok_or_else(|| {
+            let names: Vec<&str> = service.funcs.iter().map(|f| f.name.as_str()).collect();
+            anyhow!(
+                "{}: service `{wanted}` has no method `{wanted_method}`; it has {}",
+                self.file,
+                list(&names)
+            )
+        })?;
+        let interface = service
+            .name
+            .interface_id
+            .or(expo.name.interface_id.filter(|_| service.name.name == expo.name.name))
+            .with_context(|| {
+                format!(
+                    "{}: service `{}` has no interface id (Sails 2.0 IDL writes `{}@0x…`)",
+                    self.file, service.name.name, service.name.name
+                )
+            })?;
+        Ok(Method {
+            idl: self,
+            service,
+            func,
+            interface,
+            route: expo.route_idx,
+        })
+    }
+
+    fn service(&self, name: &str) -> Result<&ServiceUnit> {
+        self.doc
+            .services
+            .iter()
+            .find(|s| s.name.name == name)
+            .with_context(|| format!("{}: no `service {name}` is declared", self.file))
+    }
+
+    /// `name` in `service` or, failing that, in the services it extends (called with theirs
+    /// interface id).
+    fn find_func<'a>(
+        &'a self,
+        service: &'a ServiceUnit,
+        name: &str,
+    ) -> Result<Option<(&'a ServiceUnit, &'a ServiceFunc)>> {
+        if let Some(f) = service.funcs.iter().find(|f| f.name == name) {
+            return Ok(Some((service, f)));
+        }
+        for base in &service.extends {
+            if let Some(found) = self.find_func(self.service(&base.name)?, name)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The type `name`, looked for in `first` (the service's or the program's types), then in
+    /// every service's.
+    fn named<'a>(&'a self, first: &'a [Type], name: &str) -> Option<&'a Type> {
+        first
+            .iter()
+            .chain(self.program().types.iter())
+            .chain(self.doc.services.iter().flat_map(|s| s.types.iter()))
+            .find(|t| t.name == name)
+    }
+}
+
+impl Method<'_> {
+    fn name(&self) -> String {
+        format!("{}/{}", self.service.name.name, self.func.name)
+    }
+
+    fn framed(&self, entry: u16) -> Vec<u8> {
+        SailsMessageHeader::v1(self.interface, entry, self.route).to_bytes()
+    }
+
+    fn scope(&self) -> Scope<'_> {
+        Scope::new(self.idl, &self.service.types)
+    }
+
+    /// The call's payload.
+    pub fn call(&self, args: &Value) -> Result<Vec<u8>> {
+        let mut bytes = self.framed(self.func.entry_id);
+        let params: Vec<_> = self
+            .func
+            .params
+            .iter()
+            .map(|p| (&p.name, &p.type_decl))
+            .collect();
+        self.scope()
+            .encode_args(&params, args, &mut bytes, &self.name())?;
+        Ok(bytes)
+    }
+
+    /// The reply to a call returning `value`; empty for a method returning `()`, which sends
+    /// no reply in Sails 2.0 (Gear's automatic reply is empty).
+    pub fn reply(&self, value: &Value) -> Result<Vec<u8>> {
+        if self.func.returns_void() {
+            if !value.is_null() {
+                bail!("{} returns nothing; give `null` or leave `returns` out", self.name());
+            }
+            return Ok(Vec::new());
+        }
+        let mut bytes = self.framed(self.func.entry_id);
+        let what = format!("{}'s return value", self.name());
+        self.scope()
+            .encode(&self.func.output, value, &mut bytes, &what)?;
+        Ok(bytes)
+    }
+
+    /// The error reply of a call that throws `error`.
+    pub fn thrown(&self, error: &Value) -> Result<Vec<u8>> {
+        let ty = self.func.throws.as_ref().with_context(|| {
+            format!("{} throws nothing (the IDL gives it no `throws`)", self.name())
+        })?;
+        let mut bytes = self.framed(self.func.entry_id);
+        let what = format!("{}'s error", self.name());
+        self.scope().encode(ty, error, &mut bytes, &what)?;
+        Ok(bytes)
+    }
+
+    /// The message the service sends for `event` (`{"Name": fields}` or `"Name"`): to the
+    /// zero address, the header with the event's entry id, then its fields.
+    pub fn event(&self, event: &Value) -> Result<Sent> {
+        let (name, fields) = variant_of(event)
+            .with_context(|| format!("an event of {}: `{event}`", self.name()))?;
+        let wanted = super::sails::pascal(name);
+        let declared = self
+            .service
+            .events
+            .iter()
+            .find(|e| e.name == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.service.events.iter().map(|e| e.name.as_str()).collect();
+                anyhow!(
+                    "service `{}` has no event `{wanted}`; it has {}",
+                    self.service.name.name,
+                    list(&names)
+                )
+            })?;
+        let mut payload = self.framed(declared.entry_id);
+        let what = format!("event {wanted}");
+        self.scope()
+            .encode_struct(&declared.def, fields, &mut payload, &what)?;
+        Ok(Sent {
+            destination: [0; 32],
+            payload,
+        })
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// `"Name"` (no payload) or `{"Name": payload}`.
+fn variant_of(value: &Value) -> Result<(&str, &Value)> {
+    match value {
+        Value::String(name) => Ok((name, &Value::Null)),
+        Value::Object(map) if map.len() == 1 => {
+            let (name, payload) = map.iter().next().expect("one entry");
+            Ok((name, payload))
+        }
+        _ => bail!("expected `\"Variant\"` or `{{\"Variant\": payload}}`"),
+    }
+}
+
+/// Where type names resolve: the types declared next to the method (or program), and the
+/// generic parameters bound on the way down.
+#[derive(Clone)]
+struct Scope<'a> {
+    idl: &'a Idl,
+    types: &'a [Type],
+    generics: HashMap<String, TypeDecl>,
+}
+
+impl<'a> Scope<'a> {
+    fn new(idl: &'a Idl, types: &'a [Type]) -> Self {
+        Scope {
+            idl,
+            types,
+            generics: HashMap::new(),
+        }
+    }
+
+    /// Arguments as an array in parameter order, or an object by parameter name.
+    fn encode_args(
+        &self,
+        params: &[(&String, &TypeDecl)],
+        args: &Value,
+        out: &mut Vec<u8>,
+        what: &str,
+    ) -> Result<()> {
+        let names = || {
+            params
+                .iter()
+                .map(|(n, t)| format!("{n}: {t}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match args {
+            Value::Null if params.is_empty() => Ok(()),
+            Value::Array(values) => {
+                if values.len() != params.len() {
+                    bail!(
+                        "{what} takes {} argument(s) ({}), {} given",
+                        params.len(),
+                        names(),
+                        values.len()
+                    );
+                }
+                for ((name, ty), v) in params.iter().zip(values) {
+                    self.encode(ty, v, out, &format!("{what}, argument `{name}`"))?;
+                }
+                Ok(())
+            }
+            Value::Object(map) => {
+                if let Some(extra) = map.keys().find(|k| !params.iter().any(|(n, _)| n == k)) {
+                    bail!("{what} has no parameter `{extra}`; it takes ({})", names());
+                }
+                for (name, ty) in params {
+                    let v = map
+                        .get(name.as_str())
+                        .with_context(|| format!("{what}: argument `{name}` is missing"))?;
+                    self.encode(ty, v, out, &format!("{what}, argument `{name}`"))?;
+                }
+                Ok(())
+            }
+            _ => bail!("{what}: give the arguments ({}) as an array or an object", names()),
+        }
+    }
+
+    fn encode(&self, ty: &TypeDecl, v: &Value, out: &mut Vec<u8>, what: &str) -> Result<()> {
+        let mismatch = || anyhow!("{what}: `{v}` is not a {ty}");
+        match ty {
+            TypeDecl::Primitive(p) => primitive(*p, v, out).with_context(mismatch),
+            TypeDecl::Slice { item } => {
+                let (count, items) = self.items(item, v, what)?;
+                Compact(count as u32).encode_to(out);
+                out.extend(items);
+                Ok(())
+            }
+            TypeDecl::Array { item, len } => {
+                let (count, items) = self.items(item, v, what)?;
+                if count != *len as usize {
+                    bail!("{what}: {count} item(s) given, {ty} has {len}");
+                }
+                out.extend(items);
+                Ok(())
+            }
+            TypeDecl::Tuple { types } => {
+                let values = match v {
+                    Value::Null if types.is_empty() => Vec::new(),
+                    Value::Array(values) if values.len() == types.len() => values.clone(),
+                    _ => return Err(mismatch()),
+                };
+                for (i, (t, v)) in types.iter().zip(&values).enumerate() {
+                    self.encode(t, v, out, &format!("{what}, item {i}"))?;
+                }
+                Ok(())
+            }
+            TypeDecl::Generic { name } => {
+                let bound = self
+                    .generics
+                    .get(name)
+                    .with_context(|| format!("{what}: generic `{name}` is not bound"))?
+                    .clone();
+                self.encode(&bound, v, out, what)
+            }
+            TypeDecl::Named { name, generics } => match (name.as_str(), &generics[..]) {
+                ("Option", [item]) => {
+                    if v.is_null() {
+                        out.push(0);
+                        Ok(())
+                    } else {
+                        out.push(1);
+                        self.encode(item, v, out, what)
+                    }
+                }
+                ("Result", [ok, err]) => {
+                    let (tag, inner) = variant_of(v).with_context(mismatch)?;
+                    match tag.to_ascii_lowercase().as_str() {
+                        "ok" => {
+                            out.push(0);
+                            self.encode(ok, inner, out, what)
+                        }
+                        "err" => {
+                            out.push(1);
+                            self.encode(err, inner, out, what)
+                        }
+                        _ => Err(mismatch()),
+                    }
+                }
+                _ => self.user_type(name, generics, v, out, what),
+            },
+        }
+    }
+
+    /// How many items a `[T]` or `[T; N]` has and their encoding (without a length), from an
+    /// array or, for bytes, hex.
+    fn items(&self, item: &TypeDecl, v: &Value, what: &str) -> Result<(usize, Vec<u8>)> {
+        match v {
+            Value::String(hex) if *item == TypeDecl::Primitive(PrimitiveType::U8) => {
+                let bytes = unhex(hex).with_context(|| format!("{what}: `{hex}` is not hex"))?;
+                Ok((bytes.len(), bytes))
+            }
+            Value::Array(values) => {
+                let mut out = Vec::new();
+                for (i, v) in values.iter().enumerate() {
+                    self.encode(item, v, &mut out, &format!("{what}, item {i}"))?;
+                }
+                Ok((values.len(), out))
+            }
+            _ => bail!("{what}: `{v}` is not a list of {item}"),
+        }
+    }
+
+    fn user_type(
+        &self,
+        name: &str,
+        generics: &[TypeDecl],
+        v: &Value,
+        out: &mut Vec<u8>,
+        what: &str,
+    ) -> Result<()> {
+        let ty = self
+            .idl
+            .named(self.types, name)
+            .with_context(|| format!("{what}: the IDL declares no type `{name}`"))?;
+        if ty.type_params.len() != generics.len() {
+            bail!(
+                "{what}: `{name}` takes {} generic(s), {} given",
+                ty.type_params.len(),
+                generics.len()
+            );
+        }
+        // Bind the parameters to the arguments as they resolve here.
+        let mut inner = self.clone();
+        for (param, arg) in ty.type_params.iter().zip(generics) {
+            let arg = match arg {
+                TypeDecl::Generic { name } => self.generics.get(name).cloned().unwrap_or(arg.clone()),
+                _ => arg.clone(),
+            };
+            inner.generics.insert(param.name.clone(), arg);
+        }
+        match &ty.def {
+            TypeDef::Struct(def) => inner.encode_struct(def, v, out, what),
+            TypeDef::Enum(def) => inner.encode_enum(name, def, v, out, what),
+            TypeDef::Alias(alias) => inner.encode(&alias.target, v, out, what),
+        }
+    }
+
+    /// Fields by name from an object, unnamed ones from an array (or the value alone for one).
+    fn encode_struct(&self, def: &StructDef, v: &Value, out: &mut Vec<u8>, what: &str) -> Result<()> {
+        if def.is_unit() {
+            return match v {
+                Value::Null => Ok(()),
+                Value::Object(m) if m.is_empty() => Ok(()),
+                Value::Array(a) if a.is_empty() => Ok(()),
+                _ => bail!("{what}: `{v}` given where no fields are"),
+            };
+        }
+        if def.is_tuple() {
+            let values = match v {
+                Value::Array(values) => values.clone(),
+                single if def.fields.len() == 1 => vec![single.clone()],
+                _ => bail!("{what}: give the {} fields as an array", def.fields.len()),
+            };
+            if values.len() != def.fields.len() {
+                bail!("{what}: {} field(s) given, it has {}", values.len(), def.fields.len());
+            }
+            for (i, (f, v)) in def.fields.iter().zip(&values).enumerate() {
+                self.encode(&f.type_decl, v, out, &format!("{what}, field {i}"))?;
+            }
+            return Ok(());
+        }
+        let map = v
+            .as_object()
+            .with_context(|| format!("{what}: `{v}` is not an object of its fields"))?;
+        let names: Vec<&str> = def.fields.iter().filter_map(|f| f.name.as_deref()).collect();
+        if let Some(extra) = map.keys().find(|k| !names.contains(&k.as_str())) {
+            bail!("{what} has no field `{extra}`; it has {}", list(&names));
+        }
+        for f in &def.fields {
+            let name = f.name.as_deref().unwrap_or_default();
+            let v = map
+                .get(name)
+                .with_context(|| format!("{what}: field `{name}` is missing"))?;
+            self.encode(&f.type_decl, v, out, &format!("{what}, field `{name}`"))?;
+        }
+        Ok(())
+    }
+
+    /// The variant's index is its place in the declaration (SCALE's order for a derived enum).
+    fn encode_enum(
+        &self,
+        name: &str,
+        def: &EnumDef,
+        v: &Value,
+        out: &mut Vec<u8>,
+        what: &str,
+    ) -> Result<()> {
+        let (variant, payload) = variant_of(v).with_context(|| format!("{what}: `{v}` for {name}"))?;
+        let index = def
+            .variants
+            .iter()
+            .position(|x| x.name == variant)
+            .ok_or_else(|| {
+                let names: Vec<&str> = def.variants.iter().map(|x| x.name.as_str()).collect();
+                anyhow!("{what}: {name} has no variant `{variant}`; it has {}", list(&names))
+            })?;
+        out.push(u8::try_from(index).context("more than 256 variants")?);
+        self.encode_struct(
+            &def.variants[index].def,
+            payload,
+            out,
+            &format!("{what}, {name}::{variant}"),
+        )
+    }
+}
+
+fn unhex(text: &str) -> Result<Vec<u8>> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    if !digits.len().is_multiple_of(2) || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        bail!("not hex");
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).map_err(Into::into))
+        .collect()
+}
+
+/// An integer from a JSON number or a decimal / `0x` hex string.
+fn integer(v: &Value) -> Result<i128> {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .context("not an integer"),
+        Value::String(s) => match s.strip_prefix("0x") {
+            Some(hex) => Ok(i128::try_from(u128::from_str_radix(hex, 16)?)?),
+            None => Ok(s.parse()?),
+        },
+        _ => bail!("not an integer"),
+    }
+}
+
+fn unsigned(v: &Value) -> Result<u128> {
+    match v {
+        Value::String(s) if !s.starts_with('-') => match s.strip_prefix("0x") {
+            Some(hex) => Ok(u128::from_str_radix(hex, 16)?),
+            None => Ok(s.parse()?),
+        },
+        _ => Ok(u128::try_from(integer(v)?)?),
+    }
+}
+
+/// 32 bytes: a user number (as the scenario's `from`) or hex.
+fn id32(v: &Value) -> Result<[u8; 32]> {
+    match v {
+        Value::String(s) if s.starts_with("0x") => Ok(unhex(s)?
+            .try_into()
+            .map_err(|_| anyhow!("not 32 bytes"))?),
+        _ => Ok(sails_rs::ActorId::from(u64::try_from(unsigned(v)?)?).into_bytes()),
+    }
+}
+
+fn primitive(p: PrimitiveType, v: &Value, out: &mut Vec<u8>) -> Result<()> {
+    use PrimitiveType as P;
+    match p {
+        P::Void => match v {
+            Value::Null => {}
+            Value::Array(a) if a.is_empty() => {}
+            _ => bail!("not ()"),
+        },
+        P::Bool => v.as_bool().context("not a bool")?.encode_to(out),
+        P::Char => {
+            let s = v.as_str().context("not a string")?;
+            let mut chars = s.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => u32::from(c).encode_to(out),
+                _ => bail!("not one character"),
+            }
+        }
+        P::String => v.as_str().context("not a string")?.encode_to(out),
+        P::U8 => u8::try_from(unsigned(v)?)?.encode_to(out),
+        P::U16 => u16::try_from(unsigned(v)?)?.encode_to(out),
+        P::U32 => u32::try_from(unsigned(v)?)?.encode_to(out),
+        P::U64 => u64::try_from(unsigned(v)?)?.encode_to(out),
+        P::U128 => unsigned(v)?.encode_to(out),
+        P::I8 => i8::try_from(integer(v)?)?.encode_to(out),
+        P::I16 => i16::try_from(integer(v)?)?.encode_to(out),
+        P::I32 => i32::try_from(integer(v)?)?.encode_to(out),
+        P::I64 => i64::try_from(integer(v)?)?.encode_to(out),
+        P::I128 => integer(v)?.encode_to(out),
+        P::ActorId | P::CodeId | P::MessageId | P::H256 => out.extend(id32(v)?),
+        P::H160 => {
+            let bytes: [u8; 20] = unhex(v.as_str().context("not hex")?)?
+                .try_into()
+                .map_err(|_| anyhow!("not 20 bytes"))?;
+            out.extend(bytes);
+        }
+        P::U256 => {
+            let n = match v {
+                Value::Number(_) => sails_rs::U256::from(unsigned(v)?),
+                Value::String(s) => match s.strip_prefix("0x") {
+                    Some(hex) => sails_rs::U256::from_str_radix(hex, 16)?,
+                    None => sails_rs::U256::from_dec_str(s).map_err(|e| anyhow!("{e:?}"))?,
+                },
+                _ => bail!("not a number"),
+            };
+            n.encode_to(out);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parity_scale_codec::Encode;
+    use sails_rs::ActorId;
+    use serde_json::json;
+
+    /// A service with one of each kind of type; the parser computes its interface id.
+    const IDL: &str = r#"
+!@sails: 2.0.0
+
+service Shop {
+    events {
+        Opened,
+        Sold {
+            who: ActorId,
+            amount: u128,
+        },
+    }
+    functions {
+        Buy(item: Item, count: u32, note: Option<String>) -> u64 throws ShopError;
+        Peek(tags: [u8], pair: (bool, i16)) -> [u8; 2];
+        Reset();
+    }
+    types {
+        struct Item {
+            id: u16,
+            kind: Kind,
+        }
+        enum Kind {
+            Food,
+            Tool(u8),
+            Other {
+                label: String,
+            },
+        }
+        enum ShopError {
+            SoldOut,
+            TooMany(u32),
+        }
+    }
+}
+
+program Shop {
+    constructors {
+        New(name: String);
+    }
+    services {
+        Shop,
+    }
+}
+"#;
+
+    fn header(method: &Method, entry: u16) -> Vec<u8> {
+        SailsMessageHeader::v1(method.interface, entry, 1).to_bytes()
+    }
+
+    /// Each value is encoded as the Rust value it stands for would be: entry ids in the
+    /// methods' alphabetical order, the route's index from 1, enum variants by declaration.
+    #[test]
+    fn calls_replies_errors_and_events_encode_as_their_rust_values() {
+        let idl = Idl::parse(IDL, "shop.idl").unwrap();
+        let buy = idl.method("shop/buy").unwrap();
+        let args = json!([{"id": 7, "kind": {"Other": {"label": "x"}}}, 3, null]);
+        let mut want = header(&buy, 0);
+        (7u16, 2u8, "x", 3u32, None::<String>).encode_to(&mut want);
+        assert_eq!(buy.call(&args).unwrap(), want);
+        // The same arguments by parameter name.
+        let named = json!({"note": "hi", "count": 3, "item": {"id": 7, "kind": "Food"}});
+        let mut want = header(&buy, 0);
+        (7u16, 0u8, 3u32, Some("hi")).encode_to(&mut want);
+        assert_eq!(buy.call(&named).unwrap(), want);
+
+        let mut want = header(&buy, 0);
+        5u64.encode_to(&mut want);
+        assert_eq!(buy.reply(&json!(5)).unwrap(), want);
+        let mut want = header(&buy, 0);
+        (1u8, 4u32).encode_to(&mut want);
+        assert_eq!(buy.thrown(&json!({"TooMany": 4})).unwrap(), want);
+
+        let peek = idl.method("Shop/Peek").unwrap();
+        let mut want = header(&peek, 1);
+        (vec![1u8, 2], (true, -2i16)).encode_to(&mut want);
+        assert_eq!(peek.call(&json!(["0x0102", [true, -2]])).unwrap(), want);
+        assert_eq!(peek.call(&json!([[1, 2], [true, -2]])).unwrap(), want);
+        let mut want = header(&peek, 1);
+        [9u8, 8].encode_to(&mut want);
+        assert_eq!(peek.reply(&json!([9, 8])).unwrap(), want);
+
+        // `()`: no reply of its own (Gear's empty automatic reply).
+        assert_eq!(idl.method("Shop/Reset").unwrap().reply(&json!(null)).unwrap(), Vec::<u8>::new());
+
+        let sold = buy
+            .event(&json!({"Sold": {"who": 3, "amount": u128::MAX.to_string()}}))
+            .unwrap();
+        let mut want = header(&buy, 1);
+        (ActorId::from(3u64), u128::MAX).encode_to(&mut want);
+        assert_eq!(sold.payload, want);
+        assert_eq!(sold.destination, [0; 32]);
+        assert_eq!(buy.event(&json!("Opened")).unwrap().payload, header(&buy, 0));
+
+        let mut want = SailsMessageHeader::v1(InterfaceId::zero(), 0, 0).to_bytes();
+        "shop".encode_to(&mut want);
+        assert_eq!(idl.constructor("new", &json!(["shop"])).unwrap(), want);
+    }
+
+    /// Every mistake names what was asked for and what there is.
+    #[test]
+    fn mistakes_name_what_there_is() {
+        let idl = Idl::parse(IDL, "shop.idl").unwrap();
+        let err = |r: Result<Vec<u8>>| format!("{:#}", r.unwrap_err());
+        let e = idl.method("Bar/Buy").err().unwrap().to_string();
+        assert!(e.contains("no service `Bar`; it has Shop"), "{e}");
+        let e = idl.method("Shop/Sell").err().unwrap().to_string();
+        assert!(e.contains("no method `Sell`; it has Buy, Peek, Reset"), "{e}");
+        let e = idl.method("Shop").err().unwrap().to_string();
+        assert!(e.contains("not `Service/Method`"), "{e}");
+        let buy = idl.method("Shop/Buy").unwrap();
+        let e = err(buy.call(&json!([1, 2])));
+        assert!(e.contains("takes 3 argument(s)") && e.contains("2 given"), "{e}");
+        let e = err(buy.call(&json!([{"id": 7}, 3, null])));
+        assert!(e.contains("field `kind` is missing"), "{e}");
+        let e = err(buy.call(&json!([{"id": 7, "kind": "Boat"}, 3, null])));
+        assert!(e.contains("Kind has no variant `Boat`; it has Food, Tool, Other"), "{e}");
+        let e = err(buy.call(&json!([{"id": 70000, "kind": "Food"}, 3, null])));
+        assert!(e.contains("`70000` is not a u16"), "{e}");
+        let e = err(buy.thrown(&json!("Broke")));
+        assert!(e.contains("no variant `Broke`"), "{e}");
+        let e = buy.event(&json!({"Bought": null})).err().unwrap().to_string();
+        assert!(e.contains("no event `Bought`; it has Opened, Sold"), "{e}");
+        let e = err(idl.method("Shop/Reset").unwrap().thrown(&json!(null)));
+        assert!(e.contains("throws nothing"), "{e}");
+        let e = err(idl.constructor("Create", &json!([])));
+        assert!(e.contains("no constructor `Create`; it has New"), "{e}");
+        let e = Idl::parse("service {", "bad.idl").err().unwrap().to_string();
+        assert!(e.contains("bad.idl is not a Sails IDL"), "{e}");
+    }
+}
