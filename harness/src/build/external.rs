@@ -403,7 +403,9 @@ impl Scenario {
             parse_lines(&text).with_context(|| format!("in {}", path.display()))?
         };
         let idl = match &file.idl {
-            Some(idl) => Some(Idl::read(&path.parent().unwrap_or(Path::new(".")).join(idl))?),
+            Some(idl) => Some(Idl::read(
+                &path.parent().unwrap_or(Path::new(".")).join(idl),
+            )?),
             None => None,
         };
         let mut steps = Vec::with_capacity(file.messages.len());
@@ -413,7 +415,9 @@ impl Scenario {
                 None => hex_step(m, &what)?,
                 Some(call) => {
                     let idl = idl.as_ref().with_context(|| {
-                        format!("{what}: a `call` needs the program's IDL (`\"idl\": \"FILE.idl\"`)")
+                        format!(
+                            "{what}: a `call` needs the program's IDL (`\"idl\": \"FILE.idl\"`)"
+                        )
                     })?;
                     sails_step(idl, call, m).with_context(|| what.clone())?
                 }
@@ -491,7 +495,12 @@ fn sails_step(idl: &Idl, call: &str, m: &Message) -> Result<Step> {
         Some(events) if failing && !events.is_empty() => {
             bail!("a failed message sends nothing: its events are discarded with it")
         }
-        Some(events) => Some(events.iter().map(|e| method.event(e)).collect::<Result<_>>()?),
+        Some(events) => Some(
+            events
+                .iter()
+                .map(|e| method.event(e))
+                .collect::<Result<_>>()?,
+        ),
         None => None,
     };
     Ok(Step {

@@ -266,7 +266,11 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
         assert!(row.contains(",126,"), "{row}");
     }
     for (file, bytes) in files.iter().zip(&before) {
-        assert_eq!(&std::fs::read(program.join(file)).unwrap(), bytes, "{file} was changed");
+        assert_eq!(
+            &std::fs::read(program.join(file)).unwrap(),
+            bytes,
+            "{file} was changed"
+        );
     }
 }
 

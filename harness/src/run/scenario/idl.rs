@@ -83,7 +83,11 @@ impl Idl {
             })?;
         let mut bytes = SailsMessageHeader::v1(InterfaceId::zero(), ctor.entry_id, 0).to_bytes();
         let scope = Scope::new(self, &program.types);
-        let params: Vec<_> = ctor.params.iter().map(|p| (&p.name, &p.type_decl)).collect();
+        let params: Vec<_> = ctor
+            .params
+            .iter()
+            .map(|p| (&p.name, &p.type_decl))
+            .collect();
         scope.encode_args(&params, args, &mut bytes, &format!("constructor {wanted}"))?;
         Ok(bytes)
     }
@@ -124,7 +128,10 @@ impl Idl {
         let interface = service
             .name
             .interface_id
-            .or(expo.name.interface_id.filter(|_| service.name.name == expo.name.name))
+            .or(expo
+                .name
+                .interface_id
+                .filter(|_| service.name.name == expo.name.name))
             .with_context(|| {
                 format!(
                     "{}: service `{}` has no interface id (Sails 2.0 IDL writes `{}@0x…`)",
@@ -209,7 +216,10 @@ impl Method<'_> {
     pub fn reply(&self, value: &Value) -> Result<Vec<u8>> {
         if self.func.returns_void() {
             if !value.is_null() {
-                bail!("{} returns nothing; give `null` or leave `returns` out", self.name());
+                bail!(
+                    "{} returns nothing; give `null` or leave `returns` out",
+                    self.name()
+                );
             }
             return Ok(Vec::new());
         }
@@ -223,7 +233,10 @@ impl Method<'_> {
     /// The error reply of a call that throws `error`.
     pub fn thrown(&self, error: &Value) -> Result<Vec<u8>> {
         let ty = self.func.throws.as_ref().with_context(|| {
-            format!("{} throws nothing (the IDL gives it no `throws`)", self.name())
+            format!(
+                "{} throws nothing (the IDL gives it no `throws`)",
+                self.name()
+            )
         })?;
         let mut bytes = self.framed(self.func.entry_id);
         let what = format!("{}'s error", self.name());
@@ -234,8 +247,8 @@ impl Method<'_> {
     /// The message the service sends for `event` (`{"Name": fields}` or `"Name"`): to the
     /// zero address, the header with the event's entry id, then its fields.
     pub fn event(&self, event: &Value) -> Result<Sent> {
-        let (name, fields) = variant_of(event)
-            .with_context(|| format!("an event of {}: `{event}`", self.name()))?;
+        let (name, fields) =
+            variant_of(event).with_context(|| format!("an event of {}: `{event}`", self.name()))?;
         let wanted = super::sails::pascal(name);
         let declared = self
             .service
@@ -243,7 +256,12 @@ impl Method<'_> {
             .iter()
             .find(|e| e.name == wanted)
             .ok_or_else(|| {
-                let names: Vec<&str> = self.service.events.iter().map(|e| e.name.as_str()).collect();
+                let names: Vec<&str> = self
+                    .service
+                    .events
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect();
                 anyhow!(
                     "service `{}` has no event `{wanted}`; it has {}",
                     self.service.name.name,
@@ -342,7 +360,10 @@ impl<'a> Scope<'a> {
                 }
                 Ok(())
             }
-            _ => bail!("{what}: give the arguments ({}) as an array or an object", names()),
+            _ => bail!(
+                "{what}: give the arguments ({}) as an array or an object",
+                names()
+            ),
         }
     }
 
@@ -454,7 +475,9 @@ impl<'a> Scope<'a> {
         let mut inner = self.clone();
         for (param, arg) in ty.type_params.iter().zip(generics) {
             let arg = match arg {
-                TypeDecl::Generic { name } => self.generics.get(name).cloned().unwrap_or(arg.clone()),
+                TypeDecl::Generic { name } => {
+                    self.generics.get(name).cloned().unwrap_or(arg.clone())
+                }
                 _ => arg.clone(),
             };
             inner.generics.insert(param.name.clone(), arg);
@@ -467,7 +490,13 @@ impl<'a> Scope<'a> {
     }
 
     /// Fields by name from an object, unnamed ones from an array (or the value alone for one).
-    fn encode_struct(&self, def: &StructDef, v: &Value, out: &mut Vec<u8>, what: &str) -> Result<()> {
+    fn encode_struct(
+        &self,
+        def: &StructDef,
+        v: &Value,
+        out: &mut Vec<u8>,
+        what: &str,
+    ) -> Result<()> {
         if def.is_unit() {
             return match v {
                 Value::Null => Ok(()),
@@ -483,7 +512,11 @@ impl<'a> Scope<'a> {
                 _ => bail!("{what}: give the {} fields as an array", def.fields.len()),
             };
             if values.len() != def.fields.len() {
-                bail!("{what}: {} field(s) given, it has {}", values.len(), def.fields.len());
+                bail!(
+                    "{what}: {} field(s) given, it has {}",
+                    values.len(),
+                    def.fields.len()
+                );
             }
             for (i, (f, v)) in def.fields.iter().zip(&values).enumerate() {
                 self.encode(&f.type_decl, v, out, &format!("{what}, field {i}"))?;
@@ -493,7 +526,11 @@ impl<'a> Scope<'a> {
         let map = v
             .as_object()
             .with_context(|| format!("{what}: `{v}` is not an object of its fields"))?;
-        let names: Vec<&str> = def.fields.iter().filter_map(|f| f.name.as_deref()).collect();
+        let names: Vec<&str> = def
+            .fields
+            .iter()
+            .filter_map(|f| f.name.as_deref())
+            .collect();
         if let Some(extra) = map.keys().find(|k| !names.contains(&k.as_str())) {
             bail!("{what} has no field `{extra}`; it has {}", list(&names));
         }
@@ -516,14 +553,18 @@ impl<'a> Scope<'a> {
         out: &mut Vec<u8>,
         what: &str,
     ) -> Result<()> {
-        let (variant, payload) = variant_of(v).with_context(|| format!("{what}: `{v}` for {name}"))?;
+        let (variant, payload) =
+            variant_of(v).with_context(|| format!("{what}: `{v}` for {name}"))?;
         let index = def
             .variants
             .iter()
             .position(|x| x.name == variant)
             .ok_or_else(|| {
                 let names: Vec<&str> = def.variants.iter().map(|x| x.name.as_str()).collect();
-                anyhow!("{what}: {name} has no variant `{variant}`; it has {}", list(&names))
+                anyhow!(
+                    "{what}: {name} has no variant `{variant}`; it has {}",
+                    list(&names)
+                )
             })?;
         out.push(u8::try_from(index).context("more than 256 variants")?);
         self.encode_struct(
@@ -575,9 +616,9 @@ fn unsigned(v: &Value) -> Result<u128> {
 /// 32 bytes: a user number (as the scenario's `from`) or hex.
 fn id32(v: &Value) -> Result<[u8; 32]> {
     match v {
-        Value::String(s) if s.starts_with("0x") => Ok(unhex(s)?
-            .try_into()
-            .map_err(|_| anyhow!("not 32 bytes"))?),
+        Value::String(s) if s.starts_with("0x") => {
+            Ok(unhex(s)?.try_into().map_err(|_| anyhow!("not 32 bytes"))?)
+        }
         _ => Ok(sails_rs::ActorId::from(u64::try_from(unsigned(v)?)?).into_bytes()),
     }
 }
@@ -722,7 +763,13 @@ program Shop {
         assert_eq!(peek.reply(&json!([9, 8])).unwrap(), want);
 
         // `()`: no reply of its own (Gear's empty automatic reply).
-        assert_eq!(idl.method("Shop/Reset").unwrap().reply(&json!(null)).unwrap(), Vec::<u8>::new());
+        assert_eq!(
+            idl.method("Shop/Reset")
+                .unwrap()
+                .reply(&json!(null))
+                .unwrap(),
+            Vec::<u8>::new()
+        );
 
         let sold = buy
             .event(&json!({"Sold": {"who": 3, "amount": u128::MAX.to_string()}}))
@@ -731,7 +778,10 @@ program Shop {
         (ActorId::from(3u64), u128::MAX).encode_to(&mut want);
         assert_eq!(sold.payload, want);
         assert_eq!(sold.destination, [0; 32]);
-        assert_eq!(buy.event(&json!("Opened")).unwrap().payload, header(&buy, 0));
+        assert_eq!(
+            buy.event(&json!("Opened")).unwrap().payload,
+            header(&buy, 0)
+        );
 
         let mut want = SailsMessageHeader::v1(InterfaceId::zero(), 0, 0).to_bytes();
         "shop".encode_to(&mut want);
@@ -746,27 +796,43 @@ program Shop {
         let e = idl.method("Bar/Buy").err().unwrap().to_string();
         assert!(e.contains("no service `Bar`; it has Shop"), "{e}");
         let e = idl.method("Shop/Sell").err().unwrap().to_string();
-        assert!(e.contains("no method `Sell`; it has Buy, Peek, Reset"), "{e}");
+        assert!(
+            e.contains("no method `Sell`; it has Buy, Peek, Reset"),
+            "{e}"
+        );
         let e = idl.method("Shop").err().unwrap().to_string();
         assert!(e.contains("not `Service/Method`"), "{e}");
         let buy = idl.method("Shop/Buy").unwrap();
         let e = err(buy.call(&json!([1, 2])));
-        assert!(e.contains("takes 3 argument(s)") && e.contains("2 given"), "{e}");
+        assert!(
+            e.contains("takes 3 argument(s)") && e.contains("2 given"),
+            "{e}"
+        );
         let e = err(buy.call(&json!([{"id": 7}, 3, null])));
         assert!(e.contains("field `kind` is missing"), "{e}");
         let e = err(buy.call(&json!([{"id": 7, "kind": "Boat"}, 3, null])));
-        assert!(e.contains("Kind has no variant `Boat`; it has Food, Tool, Other"), "{e}");
+        assert!(
+            e.contains("Kind has no variant `Boat`; it has Food, Tool, Other"),
+            "{e}"
+        );
         let e = err(buy.call(&json!([{"id": 70000, "kind": "Food"}, 3, null])));
         assert!(e.contains("`70000` is not a u16"), "{e}");
         let e = err(buy.thrown(&json!("Broke")));
         assert!(e.contains("no variant `Broke`"), "{e}");
-        let e = buy.event(&json!({"Bought": null})).err().unwrap().to_string();
+        let e = buy
+            .event(&json!({"Bought": null}))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("no event `Bought`; it has Opened, Sold"), "{e}");
         let e = err(idl.method("Shop/Reset").unwrap().thrown(&json!(null)));
         assert!(e.contains("throws nothing"), "{e}");
         let e = err(idl.constructor("Create", &json!([])));
         assert!(e.contains("no constructor `Create`; it has New"), "{e}");
-        let e = Idl::parse("service {", "bad.idl").err().unwrap().to_string();
+        let e = Idl::parse("service {", "bad.idl")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("bad.idl is not a Sails IDL"), "{e}");
     }
 }

@@ -8,8 +8,8 @@
 //! hand-written expectations in `harness/tests/suite/contracts.rs`.
 
 mod ft;
-mod nft;
 pub mod idl;
+mod nft;
 pub mod sails;
 mod synthetic;
 mod vft;
