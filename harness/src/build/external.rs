@@ -345,7 +345,7 @@ fn default_user() -> UserId {
 
 /// `0x`-prefixed (or bare) hex; `what` names it in errors, which quote at most the start of
 /// `text` (a payload may be megabytes of it).
-fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
+pub(crate) fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
     let digits = text.trim();
     let digits = digits.strip_prefix("0x").unwrap_or(digits);
     let shown = || {

@@ -576,15 +576,9 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// Hex as scenario files write it everywhere (the same reader as payloads).
 fn unhex(text: &str) -> Result<Vec<u8>> {
-    let digits = text.strip_prefix("0x").unwrap_or(text);
-    if !digits.len().is_multiple_of(2) || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
-        bail!("not hex");
-    }
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).map_err(Into::into))
-        .collect()
+    crate::external::unhex(text, "value")
 }
 
 /// An integer from a JSON number or a decimal / `0x` hex string.
