@@ -47,6 +47,10 @@ enum Command {
 /// Errors are for people: the message and its causes, no backtrace (even where
 /// `RUST_BACKTRACE` is set for other tools).
 fn main() -> std::process::ExitCode {
+    // rustc runs `lab` as its Wasm linker to keep links for re-linking (build/relink.rs).
+    if let Some(code) = galloc_lab::build::relink::serve_as_linker() {
+        return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

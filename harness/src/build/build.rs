@@ -26,11 +26,18 @@
 //! skips cargo; anything else, down to touching a file, goes through cargo as before.
 //! Programs outside the repository are always built through cargo.
 //!
-//! Paths are remapped (our only addition to the builder's flags; it changes nothing but the text of
-//! panic locations) so the bytes do not depend on where the repository or cargo's registry
-//! is checked out: sizes and hashes are comparable across machines.
+//! Paths are remapped (it changes nothing but the text of panic locations) so the bytes do not
+//! depend on where the repository or cargo's registry is checked out: sizes and hashes are
+//! comparable across machines. The one other addition to the builder's flags is the linker:
+//! the `lab` executable, which runs the toolchain's own `rust-lld` with rustc's arguments and
+//! keeps plain builds' links so that layout points are re-linked, not rebuilt ([`relink`]).
+//! The modules are the same bytes either way.
+
+#[path = "relink.rs"]
+pub mod relink;
 
 use crate::workspace::Workspace;
+
 use anyhow::{bail, Context, Result};
 use galloc_variants::Variant;
 use sha2::{Digest, Sha256};
@@ -193,24 +200,47 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             ws.target_dir(&format!("external/{}", program.key))
         }
     };
-    cmd.arg("--target-dir")
-        .arg(&target_dir)
-        .arg("--")
-        .args(builder_rustc_flags()?)
-        .args(global_base(ws, req)?)
-        .env("RUSTFLAGS", remap)
-        .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
     let dir = ws
         .artifacts_dir()
         .join(req.external.map_or(req.package, |p| p.key.as_str()));
     let raw = dir.join(format!("{config}.wasm"));
+    // A plain build at the linker's own layout keeps its link: the layout points re-link it.
+    let keep_link = !req.probe && req.layout_pad == 0 && req.layout_offset == 0;
+    let link = relink::link_through_lab(
+        &mut cmd,
+        keep_link.then(|| relink::stash_of(&raw)).as_deref(),
+    )?;
+    let (base_flags, canonical) = global_base(ws, req)?;
+    cmd.arg("--target-dir")
+        .arg(&target_dir)
+        .arg("--")
+        .args(builder_rustc_flags()?)
+        .args(link)
+        .args(base_flags)
+        .env("RUSTFLAGS", remap)
+        .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
     let stamp = match req.external {
         None => Some(Stamp::new(ws, req.package, &config, &cmd, &cargo_home)?),
         Some(_) => None,
     };
     if let Some(bytes) = stamp.as_ref().and_then(|s| s.fresh(&raw)) {
         return finish(req, config, dir, raw, bytes);
+    }
+    if let Some((canonical, base)) = &canonical {
+        if let Some(stash) = relink::Stash::verified(&canonical.path, &canonical.bytes)? {
+            let bytes = stash.link(Some(*base))?;
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            let tmp = temp_beside(&raw);
+            std::fs::write(&tmp, &bytes)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            publish(&tmp, &raw)?;
+            if let Some(stamp) = &stamp {
+                stamp.write(&bytes)?;
+            }
+            return finish(req, config, dir, raw, bytes);
+        }
     }
     std::fs::create_dir_all(&target_dir)
         .with_context(|| format!("cannot create {}", target_dir.display()))?;
@@ -265,6 +295,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     finish(req, config, dir, raw, bytes)
 }
 
+/// A layout point's plain build at the linker's layout, and where its statics go instead.
+type Relink = (Artifact, u64);
+
 /// Largest layout offset a build can be given (bytes): four Gear pages.
 pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
 
@@ -272,10 +305,11 @@ pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
 /// puts it for the same build without an offset (read from that build, made first: with the
 /// stack placed first, as Rust's Wasm targets link, data starts right after the stack). The
 /// flag reaches only the program's own compile and link, so every dependency is reused.
-fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<Vec<String>> {
+/// Also gives the plain build at the linker's layout and the address: what a re-link needs.
+fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Option<Relink>)> {
     let offset = req.layout_offset;
     if offset == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
         bail!(
@@ -297,13 +331,11 @@ fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<Vec<String>> {
             canonical.path.display()
         )
     })?;
-    Ok(vec![
-        "-C".into(),
-        format!(
-            "link-arg=--global-base={}",
-            u64::from(start) + u64::from(offset)
-        ),
-    ])
+    let base = u64::from(start) + u64::from(offset);
+    Ok((
+        vec!["-C".into(), format!("link-arg=--global-base={base}")],
+        Some((canonical, base)),
+    ))
 }
 
 /// Post-processes the collected `raw` copy (`bytes`) as `req` asks. A post-processed file

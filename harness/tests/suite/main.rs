@@ -7,6 +7,7 @@ mod contracts;
 mod integrity;
 mod layouts;
 mod probe;
+mod relink;
 mod report;
 mod scenarios;
 mod wasmtime;

@@ -1,0 +1,282 @@
+//! Layout points by re-linking, not rebuilding.
+//!
+//! A point of the layout sweep differs from the program's plain build only in the linker's
+//! `--global-base`: the same compiled code, its statics placed higher. Through cargo, each
+//! point recompiled the program crate (rustc's front end: ~3.6 s for a Sails program, the
+//! time of the whole build) although only the link (`rust-lld`, ~0.3 s with the
+//! linker-plugin LTO gear-wasm-builder asks for) depends on it. So every build is linked
+//! through the `lab` executable itself (`-C linker=`), which runs `rust-lld` with rustc's
+//! arguments and, for a plain build at the linker's own layout, keeps what a link needs that
+//! rustc deletes afterwards: the program crate's object files and the arguments
+//! (`<artifact>.link/`). A point is then `rust-lld` over those with `--global-base` added.
+//!
+//! Nothing relinked is taken on trust: before a stash serves a point, linking it unchanged
+//! must reproduce the plain build byte for byte (so the dependencies' rlibs it names are
+//! still the ones that build used), and the suite checks that a relinked point equals the
+//! same point built through cargo. A stash that is missing, stale or fails that check is
+//! ignored and the point goes through cargo as before.
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Set on cargo's command: the `rust-lld` the `lab` executable runs when rustc calls it as
+/// the linker. Its presence is what tells `lab` it was called as a linker.
+const LLD_ENV: &str = "GALLOC_LAB_AS_LINKER_RUN";
+
+/// Set on cargo's command for a build whose link is to be kept: the stash directory.
+const STASH_ENV: &str = "GALLOC_LAB_AS_LINKER_STASH";
+
+/// In a stash's argument list: the stash directory, and the output file.
+const STASH_MARK: &str = "<stash>";
+const OUTPUT_MARK: &str = "<output>";
+
+/// The `lab` executable to link through: this process if it is `lab`, else the `lab` beside
+/// the test binaries cargo builds (`target/<profile>/deps/..`). `None` (no relinking, every
+/// point through cargo) if there is none. The path is the same from `lab` and from the
+/// tests, so their builds share cargo's fingerprints.
+pub fn linker() -> Option<PathBuf> {
+    static LINKER: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    LINKER
+        .get_or_init(|| {
+            let exe = std::env::current_exe().ok()?;
+            let name = format!("lab{}", std::env::consts::EXE_SUFFIX);
+            let dir = exe.parent()?;
+            [dir.join(&name), dir.parent()?.join(&name)]
+                .into_iter()
+                .find(|p| p.is_file())
+                .and_then(|p| p.canonicalize().ok())
+        })
+        .clone()
+}
+
+/// What cargo's command needs to link through `lab`: the rustc flag and the environment,
+/// and, with `stash`, where to keep the link.
+pub fn link_through_lab(cmd: &mut Command, stash: Option<&Path>) -> Result<Vec<String>> {
+    let Some(lab) = linker() else {
+        return Ok(Vec::new());
+    };
+    cmd.env(LLD_ENV, rust_lld()?);
+    match stash {
+        Some(stash) => cmd.env(STASH_ENV, stash),
+        None => cmd.env_remove(STASH_ENV),
+    };
+    Ok(vec!["-C".into(), format!("linker={}", lab.display())])
+}
+
+/// `rust-lld` of the toolchain that builds the programs: what rustc itself runs for Wasm.
+fn rust_lld() -> Result<&'static Path> {
+    static LLD: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(lld) = LLD.get() {
+        return Ok(lld);
+    }
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .context("cannot run rustc")?;
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let host = super::rustc_version()?
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .context("rustc -vV names no host")?
+        .to_owned();
+    let lld = Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(host)
+        .join("bin")
+        .join(format!("rust-lld{}", std::env::consts::EXE_SUFFIX));
+    if !lld.is_file() {
+        bail!(
+            "{} is missing: the toolchain's linker for Wasm (rustup component `rust-std` of \
+             the host ships it); run `just setup`",
+            lld.display()
+        );
+    }
+    Ok(LLD.get_or_init(|| lld))
+}
+
+/// When rustc runs `lab` as its linker: runs `rust-lld` with rustc's arguments, keeps the
+/// link if asked, and gives the exit code. `None` when this process is not a link.
+pub fn serve_as_linker() -> Option<i32> {
+    let lld = std::env::var_os(LLD_ENV)?;
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let code = match Command::new(&lld).args(&args).status() {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!(
+                "error: lab, as rustc's Wasm linker, cannot run {}: {e}",
+                Path::new(&lld).display()
+            );
+            return Some(1);
+        }
+    };
+    if code == 0 {
+        if let Some(stash) = std::env::var_os(STASH_ENV) {
+            // Not fatal: without a stash, this build's layout points go through cargo.
+            if let Err(e) = keep(Path::new(&stash), &args) {
+                eprintln!("warning: the link is not kept for re-linking: {e:#}");
+            }
+        }
+    }
+    Some(code)
+}
+
+/// Keeps a link in `stash`: the object files rustc passed (it deletes them after the link),
+/// the arguments with those and the output replaced by marks, and the SHA-256 of the output.
+fn keep(stash: &Path, args: &[OsString]) -> Result<()> {
+    let tmp = stash.with_extension(format!("link.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let (mut kept, mut output, mut objects) = (Vec::new(), None, 0);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let text = arg
+            .to_str()
+            .with_context(|| format!("argument {arg:?} is not UTF-8"))?;
+        if text.starts_with('@') {
+            bail!("rustc passed a response file ({text})");
+        }
+        if text == "-o" {
+            let out = PathBuf::from(it.next().context("-o without a file")?);
+            // The file's name is the module's name in its name section: a re-link keeps it.
+            let name = out
+                .file_name()
+                .and_then(|n| n.to_str())
+                .context("rustc's output has no UTF-8 file name")?;
+            kept.extend(["-o".to_owned(), format!("{OUTPUT_MARK}/{name}")]);
+            output = Some(out);
+        } else if Path::new(text).extension().is_some_and(|e| e == "o") {
+            let name = format!("{objects}.o");
+            objects += 1;
+            std::fs::copy(text, tmp.join(&name)).with_context(|| format!("cannot copy {text}"))?;
+            kept.push(format!("{STASH_MARK}/{name}"));
+        } else {
+            kept.push(text.to_owned());
+        }
+    }
+    let output = output.context("rustc's link has no -o")?;
+    let bytes =
+        std::fs::read(&output).with_context(|| format!("cannot read {}", output.display()))?;
+    std::fs::write(tmp.join("args"), kept.join("\n"))?;
+    std::fs::write(
+        tmp.join("output.sha256"),
+        super::hex(&Sha256::digest(&bytes)),
+    )?;
+    let _ = std::fs::remove_dir_all(stash);
+    std::fs::rename(&tmp, stash)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), stash.display()))
+}
+
+/// Where a plain build's link is kept: beside its collected `.wasm`.
+pub fn stash_of(raw: &Path) -> PathBuf {
+    raw.with_extension("link")
+}
+
+/// A kept link checked against the build it made.
+pub struct Stash {
+    dir: PathBuf,
+    args: Vec<String>,
+}
+
+impl Stash {
+    /// The stash beside `raw` (the plain build's collected `.wasm`, `bytes`), if it was kept
+    /// from the link that made those bytes and linking it again reproduces them exactly.
+    /// Checked once per process and stash.
+    pub fn verified(raw: &Path, bytes: &[u8]) -> Result<Option<Stash>> {
+        static CHECKED: std::sync::Mutex<Vec<(PathBuf, String)>> =
+            std::sync::Mutex::new(Vec::new());
+        let dir = stash_of(raw);
+        let sha = super::hex(&Sha256::digest(bytes));
+        let Ok(recorded) = std::fs::read_to_string(dir.join("output.sha256")) else {
+            return Ok(None);
+        };
+        let Ok(args) = std::fs::read_to_string(dir.join("args")) else {
+            return Ok(None);
+        };
+        if recorded.trim() != sha {
+            return Ok(None);
+        }
+        let stash = Stash {
+            args: args.lines().map(str::to_owned).collect(),
+            dir,
+        };
+        let known = CHECKED
+            .lock()
+            .expect("no panic holds it")
+            .contains(&(stash.dir.clone(), sha.clone()));
+        if !stash
+            .args
+            .iter()
+            .any(|a| a.starts_with(&format!("{OUTPUT_MARK}/")))
+        {
+            return Ok(None);
+        }
+        if !known {
+            let again = stash.link(None);
+            if again.as_deref().ok() != Some(bytes) {
+                let why = match again {
+                    Err(e) => format!("{e:#}"),
+                    Ok(_) => "it does not reproduce the build".into(),
+                };
+                eprintln!(
+                    "warning: re-linking {}: {why}; its layout points go through cargo",
+                    raw.display()
+                );
+                return Ok(None);
+            }
+            CHECKED
+                .lock()
+                .expect("no panic holds it")
+                .push((stash.dir.clone(), sha));
+        }
+        Ok(Some(stash))
+    }
+
+    /// The module linked with its statics from `global_base` (`None`: where the linker puts
+    /// them).
+    pub fn link(&self, global_base: Option<u64>) -> Result<Vec<u8>> {
+        let tmp = self.dir.with_extension(format!(
+            "link.{}-{}.out",
+            std::process::id(),
+            global_base.unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        let stash = self.dir.display().to_string();
+        let mut out = None;
+        let mut cmd = Command::new(rust_lld()?);
+        for arg in &self.args {
+            if let Some(name) = arg.strip_prefix(OUTPUT_MARK) {
+                let path = tmp.join(name.trim_start_matches('/'));
+                cmd.arg(&path);
+                out = Some(path);
+            } else if let Some(object) = arg.strip_prefix(STASH_MARK) {
+                cmd.arg(format!("{stash}{object}"));
+            } else {
+                cmd.arg(arg);
+            }
+        }
+        if let Some(base) = global_base {
+            cmd.arg(format!("--global-base={base}"));
+        }
+        let out = out.with_context(|| format!("{}/args names no output", self.dir.display()))?;
+        let result = cmd.output();
+        let bytes = std::fs::read(&out);
+        let _ = std::fs::remove_dir_all(&tmp);
+        let result = result.with_context(|| format!("cannot run {}", rust_lld_name()))?;
+        if !result.status.success() {
+            bail!(
+                "re-linking {} failed:\n{}",
+                self.dir.display(),
+                String::from_utf8_lossy(&result.stderr).trim_end()
+            );
+        }
+        bytes.with_context(|| format!("rust-lld wrote no {}", out.display()))
+    }
+}
+
+fn rust_lld_name() -> String {
+    rust_lld().map_or_else(|_| "rust-lld".into(), |p| p.display().to_string())
+}
