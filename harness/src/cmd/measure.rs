@@ -191,43 +191,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         })?;
     }
 
-    // Build everything first: a build error stops before any run.
-    let mut builds: BTreeMap<(&str, &str), Builds> = BTreeMap::new();
-    for s in &scenarios {
-        for v in &variants {
-            if let std::collections::btree_map::Entry::Vacant(slot) =
-                builds.entry((s.package, v.id))
-            {
-                let log = |line: &str| {
-                    if !args.quiet {
-                        eprintln!("{line}");
-                    }
-                };
-                let mut b = Builds::with_features(
-                    ws,
-                    s.package,
-                    external.as_ref(),
-                    v,
-                    &args.allocator_features,
-                    log,
-                )?;
-                let plain = BuildRequest {
-                    package: s.package,
-                    variant: v,
-                    probe: false,
-                    post: PostProcess::Gear,
-                    layout_pad: 0,
-                    layout_offset: 0,
-                    extra_features: &args.allocator_features,
-                    external: external.as_ref(),
-                };
-                b.layouts = layout::builds(ws, plain, &offsets, log)?;
-                slot.insert(b);
-            }
-        }
-    }
-
-    // Per backend, case and variant: plain, probe and twin runs.
+    // Per backend, case and variant: plain, probe and twin runs, and the layout points.
     let total_messages: u64 = scenarios
         .iter()
         .map(|s| (s.steps.len() as u64 + 1) * (2 + offsets.len() as u64) * variants.len() as u64)
@@ -243,17 +207,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             .expect("valid template"),
     );
 
+    // What to build, in the order the runs need it: each (package, variant) once.
+    let mut order: Vec<(&'static str, &Variant)> = Vec::new();
+    for s in &scenarios {
+        for v in &variants {
+            if !order.iter().any(|(p, w)| *p == s.package && w.id == v.id) {
+                order.push((s.package, v));
+            }
+        }
+    }
+    let points = offsets.iter().filter(|o| **o > 0).count();
+
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     // Every run is its own job: the case's three builds, or one layout of its plain build.
     // They run on every core (each on a fresh chain or meter of its own), and their results
     // are put back in order, so the files do not depend on which finished first. A node is
-    // one process, driven by one run at a time.
+    // one process, driven by one run at a time. Jobs go case by case, as the builds are made.
     let mut jobs: Vec<(BackendKind, usize, usize, Option<usize>)> = Vec::new();
-    for &backend in &backends {
-        for (ci, s) in scenarios.iter().enumerate() {
-            for (vi, v) in variants.iter().enumerate() {
+    for (ci, _) in scenarios.iter().enumerate() {
+        for (vi, _) in variants.iter().enumerate() {
+            for &backend in &backends {
                 jobs.push((backend, ci, vi, None));
-                let points = builds[&(s.package, v.id)].layouts.len();
                 jobs.extend((0..points).map(|p| (backend, ci, vi, Some(p))));
             }
         }
@@ -271,10 +245,69 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     type Done = BTreeMap<(BackendKind, usize, usize, Option<usize>), Ran>;
     let done: std::sync::Mutex<Done> = Default::default();
     let failed: std::sync::Mutex<Option<anyhow::Error>> = Default::default();
+    // The builds made so far, and whether the builder has stopped (done, or failed).
+    type Shelf<'a> = (BTreeMap<(&'a str, &'a str), std::sync::Arc<Builds>>, bool);
+    let shelf: std::sync::Mutex<Shelf> = Default::default();
+    let shelved = std::sync::Condvar::new();
+    // The builds of (package, variant), once made; `None` once the builder has stopped
+    // without them (it failed: every worker stops).
+    let builds_of = |package: &str, variant: &str| -> Option<std::sync::Arc<Builds>> {
+        let mut s = shelf.lock().expect("no panic holds it");
+        loop {
+            if let Some(b) = s.0.get(&(package, variant)) {
+                return Some(b.clone());
+            }
+            if s.1 {
+                return None;
+            }
+            s = shelved.wait(s).expect("no panic holds it");
+        }
+    };
+    // Builds go one at a time (cargo locks its target directory) on a thread of their own,
+    // while the runs whose builds are made go on the other cores: a first run from a fresh
+    // clone overlaps minutes of building with running. A build error stops every run, and
+    // nothing is written.
+    let build_all = || -> Result<()> {
+        for &(package, v) in &order {
+            if failed.lock().expect("no panic holds it").is_some() {
+                return Ok(());
+            }
+            let log = |line: &str| {
+                if !args.quiet {
+                    bar.suspend(|| eprintln!("{line}"));
+                }
+            };
+            let mut b = Builds::with_features(
+                ws,
+                package,
+                external.as_ref(),
+                v,
+                &args.allocator_features,
+                log,
+            )?;
+            let plain = BuildRequest {
+                package,
+                variant: v,
+                probe: false,
+                post: PostProcess::Gear,
+                layout_pad: 0,
+                layout_offset: 0,
+                extra_features: &args.allocator_features,
+                external: external.as_ref(),
+            };
+            b.layouts = layout::builds(ws, plain, &offsets, log)?;
+            let mut s = shelf.lock().expect("no panic holds it");
+            s.0.insert((package, v.id), std::sync::Arc::new(b));
+            shelved.notify_all();
+        }
+        Ok(())
+    };
     let job =
-        |(backend, ci, vi, point): (BackendKind, usize, usize, Option<usize>)| -> Result<Ran> {
+        |(backend, ci, vi, point): (BackendKind, usize, usize, Option<usize>)| -> Result<Option<Ran>> {
             let (s, v) = (&scenarios[ci], variants[vi]);
-            let b = &builds[&(s.package, v.id)];
+            let Some(b) = builds_of(s.package, v.id) else {
+                return Ok(None);
+            };
             // A node's runs are not kept: the same builds can cost differently on another node
             // or runtime, and the cache key cannot see which node it was.
             let keep = !args.fresh && backend != BackendKind::Node;
@@ -283,14 +316,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             };
             let Some(p) = point else {
-                let key = cache.key(backend, s, b);
+                let key = cache.key(backend, s, &b);
                 if let Some(m) = keep.then(|| cache.load(&key, backend)).flatten() {
                     count(true);
                     bar.inc(3 * m.plain.messages.len() as u64);
-                    return Ok(Ran::Case(Box::new(m)));
+                    return Ok(Some(Ran::Case(Box::new(m))));
                 }
                 count(false);
-                let m = measure_case(b, s, backend, |config| {
+                let m = measure_case(&b, s, backend, |config| {
                     bar.set_message(format!("{} {} {config}", backend.name(), s.case));
                     bar.inc(1);
                 })?;
@@ -300,7 +333,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 if keep {
                     cache.store(&key, &m)?;
                 }
-                return Ok(Ran::Case(Box::new(m)));
+                return Ok(Some(Ran::Case(Box::new(m))));
             };
             let artifact = &b.layouts[p].1;
             let key = cache.key_of_run(backend, s, &artifact.sha256);
@@ -320,9 +353,16 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 }
             };
             bar.inc(run.messages.len() as u64);
-            Ok(Ran::Point(Box::new(run)))
+            Ok(Some(Ran::Point(Box::new(run))))
         };
     std::thread::scope(|scope| {
+        scope.spawn(|| {
+            if let Err(e) = build_all() {
+                failed.lock().expect("no panic holds it").get_or_insert(e);
+            }
+            shelf.lock().expect("no panic holds it").1 = true;
+            shelved.notify_all();
+        });
         for _ in 0..workers {
             scope.spawn(|| loop {
                 if failed.lock().expect("no panic holds it").is_some() {
@@ -331,9 +371,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&id) = jobs.get(i) else { return };
                 match job(id) {
-                    Ok(r) => {
+                    Ok(Some(r)) => {
                         done.lock().expect("no panic holds it").insert(id, r);
                     }
+                    Ok(None) => return,
                     Err(e) => {
                         failed.lock().expect("no panic holds it").get_or_insert(e);
                     }
@@ -345,6 +386,18 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         bar.finish_and_clear();
         return Err(e);
     }
+    let builds: BTreeMap<(&str, &str), Builds> = shelf
+        .into_inner()
+        .expect("no panic holds it")
+        .0
+        .into_iter()
+        .map(|(k, b)| {
+            (
+                k,
+                std::sync::Arc::into_inner(b).expect("every run has ended"),
+            )
+        })
+        .collect();
     let mut measured: Measured = BTreeMap::new();
     let mut done = done.into_inner().expect("no panic holds it");
     for (backend, ci, vi, point) in jobs.iter().copied().filter(|j| j.3.is_none()) {
