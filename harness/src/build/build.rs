@@ -206,8 +206,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let raw = dir.join(format!("{config}.wasm"));
     // A plain build at the linker's own layout keeps its link: the layout points re-link it.
     let keep_link = !req.probe && req.layout_pad == 0 && req.layout_offset == 0;
-    let link = relink::link_through_lab(
+    relink::link_through_lab(
         &mut cmd,
+        TARGET,
         keep_link.then(|| relink::stash_of(&raw)).as_deref(),
     )?;
     let (base_flags, canonical) = global_base(ws, req)?;
@@ -215,7 +216,6 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .arg(&target_dir)
         .arg("--")
         .args(builder_rustc_flags()?)
-        .args(link)
         .args(base_flags)
         .env("RUSTFLAGS", remap)
         .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")

@@ -5,7 +5,7 @@
 //! point recompiled the program crate (rustc's front end: ~3.6 s for a Sails program, the
 //! time of the whole build) although only the link (`rust-lld`, ~0.3 s with the
 //! linker-plugin LTO gear-wasm-builder asks for) depends on it. So every build is linked
-//! through the `lab` executable itself (`-C linker=`), which runs `rust-lld` with rustc's
+//! through the `lab` executable itself (cargo's linker setting for the target), which runs `rust-lld` with rustc's
 //! arguments and, for a plain build at the linker's own layout, keeps what a link needs that
 //! rustc deletes afterwards: the program crate's object files and the arguments
 //! (`<artifact>.link/`). A point is then `rust-lld` over those with `--global-base` added.
@@ -52,18 +52,26 @@ pub fn linker() -> Option<PathBuf> {
         .clone()
 }
 
-/// What cargo's command needs to link through `lab`: the rustc flag and the environment,
-/// and, with `stash`, where to keep the link.
-pub fn link_through_lab(cmd: &mut Command, stash: Option<&Path>) -> Result<Vec<String>> {
+/// Makes cargo's command link through `lab` (for `target`), and, with `stash`, keep the link.
+///
+/// The linker is given as cargo's target setting, not as a rustc flag: cargo hashes the
+/// flags given to `cargo rustc` into the output's file name, which is the module's name in
+/// the raw `.wasm`, so a flag naming this checkout's `lab` would make the raw bytes depend on
+/// where the repository is (and change every recorded hash). The setting does not.
+pub fn link_through_lab(cmd: &mut Command, target: &str, stash: Option<&Path>) -> Result<()> {
     let Some(lab) = linker() else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    cmd.env(LLD_ENV, rust_lld()?);
+    let setting = format!(
+        "CARGO_TARGET_{}_LINKER",
+        target.to_uppercase().replace(['-', '.'], "_")
+    );
+    cmd.env(setting, lab).env(LLD_ENV, rust_lld()?);
     match stash {
         Some(stash) => cmd.env(STASH_ENV, stash),
         None => cmd.env_remove(STASH_ENV),
     };
-    Ok(vec!["-C".into(), format!("linker={}", lab.display())])
+    Ok(())
 }
 
 /// `rust-lld` of the toolchain that builds the programs: what rustc itself runs for Wasm.
