@@ -28,10 +28,11 @@
 //!
 //! Paths are remapped (it changes nothing but the text of panic locations) so the bytes do not
 //! depend on where the repository or cargo's registry is checked out: sizes and hashes are
-//! comparable across machines. The one other addition to the builder's flags is the linker:
-//! the `lab` executable, which runs the toolchain's own `rust-lld` with rustc's arguments and
-//! keeps plain builds' links so that layout points are re-linked, not rebuilt ([`relink`]).
-//! The modules are the same bytes either way.
+//! comparable across machines. The one other addition to the builder's setup is the linker
+//! (cargo's setting for the target, not a flag): the `lab` executable, which runs the
+//! toolchain's own `rust-lld` with rustc's arguments and keeps plain builds' links so that
+//! layout points are re-linked, not rebuilt ([`relink`]). The modules are the same bytes
+//! either way.
 
 #[path = "relink.rs"]
 pub mod relink;
