@@ -229,17 +229,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         return finish(req, config, dir, raw, bytes);
     }
     if let Some((canonical, base)) = &canonical {
-        if let Some(stash) = relink::Stash::verified(&canonical.path, &canonical.bytes)? {
+        if let Some(stash) = relink::Stash::verified(canonical)? {
             let bytes = stash.link(Some(*base))?;
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-            let tmp = temp_beside(&raw);
-            std::fs::write(&tmp, &bytes)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            publish(&tmp, &raw)?;
-            if let Some(stamp) = &stamp {
-                stamp.write(&bytes)?;
-            }
+            collect(&dir, &raw, &bytes, stamp.as_ref())?;
             return finish(req, config, dir, raw, bytes);
         }
     }
@@ -284,16 +276,23 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     drop(lock);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    if std::fs::read(&raw).ok().as_ref() != Some(&bytes) {
-        let tmp = temp_beside(&raw);
-        std::fs::write(&tmp, &bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-        publish(&tmp, &raw)?;
-    }
-    if let Some(stamp) = &stamp {
-        stamp.write(&bytes)?;
-    }
+    collect(&dir, &raw, &bytes, stamp.as_ref())?;
     finish(req, config, dir, raw, bytes)
+}
+
+/// Puts a build's `bytes` at `raw` in `dir` (untouched if they are already there) and records
+/// them in its stamp: the same whether cargo linked them or they were re-linked.
+fn collect(dir: &Path, raw: &Path, bytes: &[u8], stamp: Option<&Stamp>) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if std::fs::read(raw).ok().as_deref() != Some(bytes) {
+        let tmp = temp_beside(raw);
+        std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+        publish(&tmp, raw)?;
+    }
+    if let Some(stamp) = stamp {
+        stamp.write(bytes)?;
+    }
+    Ok(())
 }
 
 /// A layout point's plain build at the linker's layout, and where its statics go instead.

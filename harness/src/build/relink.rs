@@ -5,10 +5,11 @@
 //! point recompiled the program crate (rustc's front end: ~3.6 s for a Sails program, the
 //! time of the whole build) although only the link (`rust-lld`, ~0.3 s with the
 //! linker-plugin LTO gear-wasm-builder asks for) depends on it. So every build is linked
-//! through the `lab` executable itself (cargo's linker setting for the target), which runs `rust-lld` with rustc's
-//! arguments and, for a plain build at the linker's own layout, keeps what a link needs that
-//! rustc deletes afterwards: the program crate's object files and the arguments
-//! (`<artifact>.link/`). A point is then `rust-lld` over those with `--global-base` added.
+//! through the `lab` executable itself (cargo's linker setting for the target), which runs
+//! `rust-lld` with rustc's arguments and, for a plain build at the linker's own layout, keeps
+//! what a link needs that rustc deletes afterwards: the program crate's object files and the
+//! arguments (`<artifact>.link/`). A point is then `rust-lld` over those with `--global-base`
+//! added.
 //!
 //! Nothing relinked is taken on trust: before a stash serves a point, linking it unchanged
 //! must reproduce the plain build byte for byte (so the dependencies' rlibs it names are
@@ -189,56 +190,48 @@ pub struct Stash {
 }
 
 impl Stash {
-    /// The stash beside `raw` (the plain build's collected `.wasm`, `bytes`), if it was kept
-    /// from the link that made those bytes and linking it again reproduces them exactly.
-    /// Checked once per process and stash.
-    pub fn verified(raw: &Path, bytes: &[u8]) -> Result<Option<Stash>> {
+    /// The stash beside `plain` (a plain build at the linker's layout, as collected), if it
+    /// was kept from the link that made those bytes and linking it again reproduces them
+    /// exactly. Checked once per process and stash.
+    pub fn verified(plain: &super::Artifact) -> Result<Option<Stash>> {
         static CHECKED: std::sync::Mutex<Vec<(PathBuf, String)>> =
             std::sync::Mutex::new(Vec::new());
-        let dir = stash_of(raw);
-        let sha = super::hex(&Sha256::digest(bytes));
+        let dir = stash_of(&plain.path);
         let Ok(recorded) = std::fs::read_to_string(dir.join("output.sha256")) else {
             return Ok(None);
         };
         let Ok(args) = std::fs::read_to_string(dir.join("args")) else {
             return Ok(None);
         };
-        if recorded.trim() != sha {
+        let output = format!("{OUTPUT_MARK}/");
+        if recorded.trim() != plain.sha256 || !args.lines().any(|a| a.starts_with(&output)) {
             return Ok(None);
         }
         let stash = Stash {
             args: args.lines().map(str::to_owned).collect(),
             dir,
         };
-        let known = CHECKED
+        let checked = (stash.dir.clone(), plain.sha256.clone());
+        if CHECKED
             .lock()
             .expect("no panic holds it")
-            .contains(&(stash.dir.clone(), sha.clone()));
-        if !stash
-            .args
-            .iter()
-            .any(|a| a.starts_with(&format!("{OUTPUT_MARK}/")))
+            .contains(&checked)
         {
+            return Ok(Some(stash));
+        }
+        let again = stash.link(None);
+        if again.as_deref().ok() != Some(&plain.bytes[..]) {
+            let why = match again {
+                Err(e) => format!("{e:#}"),
+                Ok(_) => "it does not reproduce the build".into(),
+            };
+            eprintln!(
+                "warning: re-linking {}: {why}; its layout points go through cargo",
+                plain.path.display()
+            );
             return Ok(None);
         }
-        if !known {
-            let again = stash.link(None);
-            if again.as_deref().ok() != Some(bytes) {
-                let why = match again {
-                    Err(e) => format!("{e:#}"),
-                    Ok(_) => "it does not reproduce the build".into(),
-                };
-                eprintln!(
-                    "warning: re-linking {}: {why}; its layout points go through cargo",
-                    raw.display()
-                );
-                return Ok(None);
-            }
-            CHECKED
-                .lock()
-                .expect("no panic holds it")
-                .push((stash.dir.clone(), sha));
-        }
+        CHECKED.lock().expect("no panic holds it").push(checked);
         Ok(Some(stash))
     }
 

@@ -31,9 +31,7 @@ fn a_relinked_layout_point_is_the_point_cargo_builds() {
     )
     .unwrap();
     assert!(
-        Stash::verified(&canonical.path, &canonical.bytes)
-            .unwrap()
-            .is_some(),
+        Stash::verified(&canonical).unwrap().is_some(),
         "the plain build kept a link that reproduces it: {}",
         stash_of(&canonical.path).display()
     );
