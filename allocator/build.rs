@@ -1,9 +1,8 @@
-//! Sums the `layout-pad-<bytes>` features into `LAYOUT_PAD` (default 0) so a plain build can be
-//! given the same static data size as its probe build. The lab uses it to validate the probe:
-//! with equal `__heap_base`, both builds place every heap block at the same address and touch
-//! the same pages, so their gas differs by the probe's own work alone; and `lab replay` gives
-//! its replay program (a probe build) the `__heap_base` of the contract whose trace it replays.
-//! Programs never enable these features.
+//! Sums the `layout-pad-<bytes>` features into `LAYOUT_PAD` (default 0): static padding that
+//! moves the heap base by exactly that much. `lab replay` gives its replay program (a probe
+//! build) the `__heap_base` of the contract whose trace it replays, so the allocator sees the
+//! same addresses. (The probe is validated against its twin, `probe-twin`, which needs no
+//! padding: its statics are the probe build's.) Programs never enable these features.
 
 use std::{env, fs, path::PathBuf};
 

@@ -49,26 +49,40 @@ mod layout {
     static PAD: [u8; LAYOUT_PAD] = [0; LAYOUT_PAD];
 }
 
+#[cfg(all(feature = "probe", feature = "probe-twin"))]
+compile_error!("`probe` and `probe-twin` are two builds: enable one");
+
 /// The allocator this build installs: the selected variant, wrapped in the gas probe when the
-/// `probe` feature is on.
-#[cfg(all(target_arch = "wasm32", not(feature = "probe")))]
+/// `probe` feature is on, or in its unmeasuring twin with `probe-twin`.
+#[cfg(all(
+    target_arch = "wasm32",
+    not(any(feature = "probe", feature = "probe-twin"))
+))]
 pub type Global = variant::Selected;
 /// The allocator this build installs: the selected variant, wrapped in the gas probe when the
-/// `probe` feature is on.
+/// `probe` feature is on, or in its unmeasuring twin with `probe-twin`.
 #[cfg(all(target_arch = "wasm32", feature = "probe"))]
 pub type Global = probe::Probe<variant::Selected, probe::GearGas>;
+/// The allocator this build installs: the selected variant, wrapped in the gas probe when the
+/// `probe` feature is on, or in its unmeasuring twin with `probe-twin`.
+#[cfg(all(target_arch = "wasm32", feature = "probe-twin"))]
+pub type Global = probe::Twin<variant::Selected, probe::GearGas>;
 
 /// Global allocator instance, as Gear's `galloc` names it.
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
 pub static ALLOC: Global = {
-    #[cfg(not(feature = "probe"))]
+    #[cfg(not(any(feature = "probe", feature = "probe-twin")))]
     {
         variant::selected()
     }
     #[cfg(feature = "probe")]
     {
         probe::Probe::new(variant::selected(), probe::GearGas)
+    }
+    #[cfg(feature = "probe-twin")]
+    {
+        probe::Twin::new(variant::selected(), probe::GearGas)
     }
 };
 
@@ -79,11 +93,11 @@ pub static ALLOC: Global = {
     reason = "only variants that act at the end of a message use it"
 )]
 fn installed() -> &'static variant::Selected {
-    #[cfg(not(feature = "probe"))]
+    #[cfg(not(any(feature = "probe", feature = "probe-twin")))]
     {
         &ALLOC
     }
-    #[cfg(feature = "probe")]
+    #[cfg(any(feature = "probe", feature = "probe-twin"))]
     {
         ALLOC.inner()
     }

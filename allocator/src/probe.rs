@@ -402,10 +402,70 @@ unsafe impl<A: GlobalAlloc, M: GasMeter> GlobalAlloc for Probe<A, M> {
     }
 }
 
-/// The records of this program's global allocator.
+/// The probe's twin: a [`Probe`] that forwards every call unmeasured (feature `probe-twin`).
+///
+/// It is the reference the lab validates the probe against: probe-build gas minus twin gas must
+/// be the brackets' own cost and nothing else. The twin holds the probe's records (never
+/// written) and keeps its `state` export, so the two builds have the same statics at the same
+/// addresses, and the same heap base, by construction. Only the brackets differ.
+#[repr(transparent)]
+pub struct Twin<A, M>(Probe<A, M>);
+
+// SAFETY: as for `Probe`.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+unsafe impl<A: Sync, M: Sync> Sync for Twin<A, M> {}
+
+impl<A, M> Twin<A, M> {
+    /// A twin with the probe's (empty) records.
+    pub const fn new(inner: A, meter: M) -> Self {
+        Twin(Probe::new(inner, meter))
+    }
+
+    /// The wrapped allocator.
+    pub fn inner(&self) -> &A {
+        self.0.inner()
+    }
+
+    /// The records, which stay empty: what the `state` export reports.
+    pub fn probe(&self) -> &Probe<A, M> {
+        &self.0
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to `A`.
+unsafe impl<A: GlobalAlloc, M> GlobalAlloc for Twin<A, M> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.inner.alloc(layout) }
+    }
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.inner.alloc_zeroed(layout) }
+    }
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.inner.dealloc(ptr, layout) }
+    }
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.inner.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// The records of this program's global allocator (empty in the twin).
 #[cfg(all(target_arch = "wasm32", feature = "probe"))]
-pub fn global() -> &'static crate::Global {
+pub fn global() -> &'static Probe<crate::variant::Selected, GearGas> {
     &crate::ALLOC
+}
+
+/// The records of this program's global allocator (empty in the twin).
+#[cfg(all(target_arch = "wasm32", feature = "probe-twin"))]
+pub fn global() -> &'static Probe<crate::variant::Selected, GearGas> {
+    crate::ALLOC.probe()
 }
 
 /// Bytes of the `state` reply: [`ProbeStats::to_bytes`], then the little-endian Wasm address
@@ -428,8 +488,9 @@ pub fn parse_state(bytes: &[u8]) -> Option<(ProbeStats, u32)> {
 /// last call's record lives ([`STATE_LEN`]). A state read runs outside any message and its memory changes
 /// are discarded, so reading costs the measured messages nothing and resets nothing; the
 /// harness reads after each message and takes differences. (A program that defines `state`
-/// itself cannot be built with the probe: the symbol would be defined twice.)
-#[cfg(all(target_arch = "wasm32", feature = "probe"))]
+/// itself cannot be built with the probe: the symbol would be defined twice.) The twin keeps
+/// the export so that its code reads the records as the probe build's does.
+#[cfg(all(target_arch = "wasm32", any(feature = "probe", feature = "probe-twin")))]
 #[unsafe(no_mangle)]
 extern "C" fn state() {
     let mut bytes = [0u8; STATE_LEN];
@@ -509,6 +570,29 @@ mod tests {
             costs: Cell::new(costs),
         };
         Probe::new(inner, FakeMeter(gas))
+    }
+
+    #[test]
+    fn the_twin_forwards_every_call_unmeasured_and_has_the_probes_size() {
+        let p = probe(&[500, 700, 300, 9_000]);
+        let gas = p.inner().gas.clone();
+        let twin = Twin(p);
+        let l = Layout::new::<u64>();
+        let before = gas.0.get();
+        // SAFETY: the fake allocator never dereferences anything.
+        unsafe {
+            let x = twin.alloc(l);
+            twin.alloc_zeroed(l);
+            twin.dealloc(x, l);
+            twin.realloc(x, l, 64);
+        }
+        // Exactly the allocator's own gas: no counter read, nothing recorded.
+        assert_eq!(before - gas.0.get(), 500 + 700 + 300 + 9_000);
+        assert_eq!(twin.probe().stats(), ProbeStats::EMPTY);
+        assert_eq!(
+            core::mem::size_of::<Twin<FakeAlloc, FakeMeter>>(),
+            core::mem::size_of::<Probe<FakeAlloc, FakeMeter>>()
+        );
     }
 
     #[test]

@@ -117,8 +117,9 @@ pub struct LayoutRow {
 
 /// How exactly "probe build minus probe overhead = plain build" holds for one case and build.
 ///
-/// The comparison is made against the *twin*: the plain build padded so that its heap base is
-/// the probe build's (see `allocator/build.rs`); the padding's own effect is `layout_shift`.
+/// The comparison is made against the *twin*: the probe build with its brackets taken out
+/// (galloc's `probe-twin`), so that the two have the same statics at the same addresses; what
+/// the probe's statics alone change against the plain build is `layout_shift`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValidationRow {
     pub backend: String,
@@ -128,9 +129,8 @@ pub struct ValidationRow {
     /// Messages compared, `init` included: a failed message is left out on a backend that
     /// cannot see its calls (gtest: the probe's records roll back with it).
     pub messages: u64,
-    /// Padding that gave the twin the probe build's heap base.
-    pub layout_pad_bytes: u32,
-    /// Twin total minus plain total: what moving the heap base alone changed.
+    /// Twin total minus plain total: what the probe's statics alone changed (they move the
+    /// heap base and every static after them).
     pub layout_shift: i64,
     /// Fitted cost the probe build adds per message whatever it calls (larger code).
     pub overhead_per_message: i64,
@@ -157,8 +157,6 @@ pub struct ArtifactRow {
     pub variant: String,
     /// `plain`, `probe`, `twin`, or `layout` (a plain build of the layout sweep).
     pub build: String,
-    /// Static padding of a twin build, 0 otherwise.
-    pub layout_pad_bytes: u32,
     /// Bytes the statics of a `layout` build were moved up ([`crate::layout`]), 0 otherwise.
     pub layout_offset: u32,
     /// Bytes of the `.opt.wasm`.

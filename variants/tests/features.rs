@@ -7,11 +7,12 @@ use std::collections::BTreeSet;
 const NOT_VARIANTS: &[&str] = &[
     "default",     // empty on purpose: gstd enables galloc's default features
     "probe",       // orthogonal: wraps whichever variant is selected
+    "probe-twin",  // the probe without its brackets: the reference the probe is validated on
     "debug",       // gstd's `debug` forwards here; must not change the allocator
     "gate-canary", // extra work per malloc, for the regression gate's own test
 ];
 
-/// `layout-pad-<bytes>`: a bit of the static padding the lab adds to line up heap bases.
+/// `layout-pad-<bytes>`: a bit of static padding (the replay program's, to line up heap bases).
 fn is_layout_pad(feature: &str) -> bool {
     feature.starts_with("layout-pad-")
 }

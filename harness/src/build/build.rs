@@ -87,7 +87,16 @@ pub struct BuildRequest<'a> {
     pub external: Option<&'a crate::external::Program>,
 }
 
+/// galloc's feature for the probe's twin ([`crate::measure::Builds`]): given through
+/// [`BuildRequest::extra_features`], as it is a switch on a plain build.
+pub const TWIN_FEATURE: &str = "probe-twin";
+
 impl BuildRequest<'_> {
+    /// Whether this is a probe's twin (the probe's statics, no brackets).
+    pub fn is_twin(&self) -> bool {
+        self.extra_features.split(',').any(|f| f == TWIN_FEATURE)
+    }
+
     /// `variant` or `variant+probe`: names target dirs, artifacts and result rows.
     pub fn config(&self) -> String {
         let mut config = self.variant.id.to_owned();
@@ -206,7 +215,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .join(req.external.map_or(req.package, |p| p.key.as_str()));
     let raw = dir.join(format!("{config}.wasm"));
     // A plain build at the linker's own layout keeps its link: the layout points re-link it.
-    let keep_link = !req.probe && req.layout_pad == 0 && req.layout_offset == 0;
+    let keep_link = !req.probe && !req.is_twin() && req.layout_pad == 0 && req.layout_offset == 0;
     relink::link_through_lab(
         &mut cmd,
         TARGET,

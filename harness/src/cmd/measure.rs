@@ -327,9 +327,6 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                     bar.set_message(format!("{} {} {config}", backend.name(), s.case));
                     bar.inc(1);
                 })?;
-                if b.twin.is_none() {
-                    bar.inc(m.plain.messages.len() as u64);
-                }
                 if keep {
                     cache.store(&key, &m)?;
                 }
@@ -504,17 +501,19 @@ fn check_extra_features(args: &Args) -> Result<()> {
     for f in &features {
         if f.starts_with("layout-pad-") {
             anyhow::bail!(
-                "--allocator-features {f}: the heap layout is the lab's to vary (its twin builds \
-                 are padded with these very features, and cargo features are a set, so an extra \
-                 padding would merge with the twin's): every case is already run at {} layouts \
-                 over a Gear page, see --layouts",
+                "--allocator-features {f}: the heap layout is the lab's to vary: every case is \
+                 already run at {} layouts over a Gear page (see --layouts), each placed exactly \
+                 by the linker rather than by padding",
                 galloc_lab::layout::POINTS
             );
         }
-        if galloc_variants::VARIANTS.iter().any(|v| v.feature == *f) || *f == "probe" {
+        if galloc_variants::VARIANTS.iter().any(|v| v.feature == *f)
+            || *f == "probe"
+            || *f == galloc_lab::build::TWIN_FEATURE
+        {
             anyhow::bail!(
                 "--allocator-features {f}: `{f}` is chosen by the lab itself (use --variants for \
-                 variants; the probe build is always made)"
+                 variants; the probe build and its twin are always made)"
             );
         }
     }
@@ -589,7 +588,7 @@ fn write_backend(
             .collect();
         let partial = earlier.iter().any(|r| !ran.contains(&r.case.as_str()));
         let kept = partial.then(|| overheads_of(earlier[0]));
-        checks.extend(validate(v, &builds[&(*package, *variant)], runs, kept));
+        checks.extend(validate(v, runs, kept));
     }
 
     // A (case, variant) measured now has all its layouts replaced, so that no point of an

@@ -823,30 +823,29 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
     let _ = writeln!(out, "## Probe validation\n");
     let _ = writeln!(
         out,
-        "Per message, the probe build's cost minus the cost of the plain build's *twin* (padded \
-         by `pad` bytes so its heap base is the probe build's, so both touch the same pages), \
-         fitted as a per-message part (larger code) plus a part per call of each op (the \
+        "Per message, the probe build's cost minus the cost of its *twin* (the probe build with \
+         the brackets taken out: the same statics at the same addresses, so both touch the same \
+         pages and hash alike), fitted as a per-message part (larger code) plus a part per call of each op (the \
          bracket's counter reads and bookkeeping, the wrapper's argument passing). `init` also \
-         pays the one-time calibration. `layout shift` is what the padding alone changed: twin \
-         total minus plain total. Each row is in its backend's unit.\n"
+         pays the one-time calibration. `layout shift` is what the probe's statics alone changed \
+         (they move the heap base): twin total minus plain total. Each row is in its backend's unit.\n"
     );
     let _ = writeln!(
         out,
-        "| backend | case | variant | unit | pad | layout shift | per message | per malloc / calloc / realloc / free | calibration | exact | max residual | residual |"
+        "| backend | case | variant | unit | layout shift | per message | per malloc / calloc / realloc / free | calibration | exact | max residual | residual |"
     );
     let _ = writeln!(
         out,
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     for c in checks {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} B | {} | {} | {} / {} / {} / {} | {} | {}/{} | {} | {:.6}% |",
+            "| {} | {} | {} | {} | {} | {} | {} / {} / {} / {} | {} | {}/{} | {} | {:.6}% |",
             c.backend,
             c.case,
             c.variant,
             c.unit,
-            c.layout_pad_bytes,
             c.layout_shift,
             c.overhead_per_message,
             c.overhead_malloc,

@@ -51,10 +51,7 @@ impl RunCache {
             format!("{scenario:?}"),
             builds.plain.sha256.clone(),
             builds.probe.sha256.clone(),
-            builds
-                .twin
-                .as_ref()
-                .map_or("-".into(), |t| t.sha256.clone()),
+            builds.twin.sha256.clone(),
         ] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part.as_bytes());

@@ -2,7 +2,7 @@
 //! they give (totals, per-op, per-message, pages, and the probe's validation).
 
 use crate::backend::{BackendKind, Unit};
-use crate::build::{build, Artifact, BuildRequest, PostProcess};
+use crate::build::{build, Artifact, BuildRequest, PostProcess, TWIN_FEATURE};
 use crate::results::{
     nearest_rank, round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
 };
@@ -20,11 +20,9 @@ pub struct Builds {
     pub plain: Artifact,
     /// With the gas probe: allocator gas comes from here.
     pub probe: Artifact,
-    /// The plain build padded to the probe build's heap base (`None` when they already
-    /// match): probe minus twin is the probe's own work alone.
-    pub twin: Option<Artifact>,
-    /// Bytes of padding in the twin.
-    pub pad: u32,
+    /// The probe build without its brackets (galloc's `probe-twin`: the same statics at the
+    /// same addresses): probe minus twin is the probe's own work alone.
+    pub twin: Artifact,
     /// The plain build re-linked at each other layout of the sweep, by offset
     /// ([`crate::layout`]); empty when only the linker's own layout is measured.
     pub layouts: Vec<(u32, Artifact)>,
@@ -51,60 +49,54 @@ impl Builds {
         extra_features: &str,
         log: impl Fn(&str),
     ) -> Result<Self> {
-        let get = |probe: bool, layout_pad: u32| -> Result<Artifact> {
+        let twin_features = match extra_features {
+            "" => TWIN_FEATURE.to_owned(),
+            more => format!("{more},{TWIN_FEATURE}"),
+        };
+        let get = |probe: bool, extra_features: &str| -> Result<Artifact> {
             let req = BuildRequest {
                 package,
                 variant,
                 probe,
                 post: PostProcess::Gear,
-                layout_pad,
+                layout_pad: 0,
                 layout_offset: 0,
                 extra_features,
                 external,
             };
             log(&format!("building {package} for {}", req.config()));
             let artifact = build(ws, req)?;
-            // A probe build answers state reads; without the export the galloc patch is not
-            // in effect and every figure would be Gear's own allocator's.
+            // Probe builds (and their twins) answer state reads; without the export the
+            // galloc patch is not in effect and every figure would be Gear's own allocator's.
             let has_state = artifact.inspect()?.exports.iter().any(|e| e == "state");
-            if probe != has_state {
+            if (probe || req.is_twin()) != has_state {
                 bail!(
                     "{package} ({}) {} a `state` export: is `[patch.crates-io] galloc` in the \
                      workspace Cargo.toml in effect?",
                     req.config(),
-                    if probe { "lacks" } else { "has" }
+                    if has_state { "has" } else { "lacks" }
                 );
             }
             Ok(artifact)
         };
-        let probe = get(true, 0)?;
-        let plain = get(false, 0)?;
-        let base = |a: &Artifact| {
-            a.heap_base
-                .with_context(|| format!("{} exports no __heap_base", a.path.display()))
-        };
-        let (probe_base, plain_base) = (base(&probe)?, base(&plain)?);
-        let Some(pad) = probe_base.checked_sub(plain_base) else {
-            bail!("{package} ({}): the probe build's heap base {probe_base:#x} is below the plain build's {plain_base:#x}", variant.id);
-        };
-        let twin = if pad == 0 {
-            None
-        } else {
-            let twin = get(false, pad)?;
-            if twin.heap_base != Some(probe_base) {
-                bail!(
-                    "{package} ({}): padding by {pad} bytes moved the heap base to {:?}, not {probe_base:#x}",
-                    variant.id,
-                    twin.heap_base
-                );
-            }
-            Some(twin)
-        };
+        let probe = get(true, extra_features)?;
+        let plain = get(false, extra_features)?;
+        let twin = get(false, &twin_features)?;
+        // Equal by construction (the twin holds the probe's records): checked, because the
+        // validation means nothing if the two builds' statics differ.
+        if twin.heap_base != probe.heap_base {
+            bail!(
+                "{package} ({}): the probe's twin has its heap base at {:?}, the probe build at \
+                 {:?}: their statics differ, so probe minus twin would not be the probe's cost",
+                variant.id,
+                twin.heap_base,
+                probe.heap_base
+            );
+        }
         Ok(Builds {
             plain,
             probe,
             twin,
-            pad,
             layouts: Vec::new(),
         })
     }
@@ -113,21 +105,23 @@ impl Builds {
 impl Builds {
     /// One row per distinct build, for `results/artifacts.csv`.
     pub fn rows(&self, package: &str, variant: &str) -> Vec<ArtifactRow> {
-        let row = |build: &str, a: &Artifact, pad: u32| ArtifactRow {
+        let row = |build: &str, a: &Artifact| ArtifactRow {
             package: package.into(),
             variant: variant.into(),
             build: build.into(),
-            layout_pad_bytes: pad,
             layout_offset: 0,
             bytes: a.bytes.len() as u64,
             heap_base: a.heap_base.unwrap_or(0),
             sha256: a.sha256.clone(),
         };
-        let mut rows = vec![row("plain", &self.plain, 0), row("probe", &self.probe, 0)];
-        rows.extend(self.twin.as_ref().map(|t| row("twin", t, self.pad)));
+        let mut rows = vec![
+            row("plain", &self.plain),
+            row("probe", &self.probe),
+            row("twin", &self.twin),
+        ];
         rows.extend(self.layouts.iter().map(|(offset, a)| ArtifactRow {
             layout_offset: *offset,
-            ..row("layout", a, 0)
+            ..row("layout", a)
         }));
         rows
     }
@@ -143,8 +137,7 @@ pub struct CaseMeasurement {
     pub plain: CaseRun,
     /// The probe build.
     pub probe: CaseRun,
-    /// The plain build padded to the probe build's heap base (the plain run when no padding
-    /// was needed).
+    /// The probe's twin.
     pub twin: CaseRun,
 }
 
@@ -175,10 +168,7 @@ pub fn measure_case(
     };
     let plain = run(&builds.plain, ProbeReads::Never)?;
     let probe = run(&builds.probe, ProbeReads::EveryMessage)?;
-    let twin = match &builds.twin {
-        Some(twin) => run(twin, ProbeReads::Never)?,
-        None => plain.clone(),
-    };
+    let twin = run(&builds.twin, ProbeReads::Never)?;
     if backend.records_calls() {
         same_records(&probe).with_context(|| {
             format!(
@@ -367,7 +357,6 @@ fn differences(m: &CaseMeasurement) -> Vec<Option<Difference>> {
 /// measured before writes the very row it wrote before.
 pub fn validate(
     v: &Variant,
-    builds: &Builds,
     runs: &[(&Scenario, &CaseMeasurement)],
     stored: Option<Overheads>,
 ) -> Vec<ValidationRow> {
@@ -396,7 +385,6 @@ pub fn validate(
                 // The messages compared: a failed one whose calls the backend cannot see
                 // is left out (`differences`).
                 messages: points.iter().flatten().count() as u64,
-                layout_pad_bytes: builds.pad,
                 layout_shift: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
                 overhead_per_message: per_message,
                 overhead_malloc: per_op[Op::Malloc as usize],

@@ -266,7 +266,7 @@ fn empty_lists_are_errors_that_name_the_choices() {
         |_| {},
         &["no node given: pass --node ws://HOST:PORT"],
     );
-    // A padding of one's own would merge with the twin's (cargo features are a set).
+    // The sweep places the heap base itself; a padding of one's own would move every layout.
     measure_refuses(
         &["--allocator-features", "layout-pad-1024"],
         |_| {},
