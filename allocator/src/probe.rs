@@ -457,12 +457,15 @@ unsafe impl<A: GlobalAlloc, M> GlobalAlloc for Twin<A, M> {
 }
 
 /// The records of this program's global allocator (empty in the twin).
-#[cfg(all(target_arch = "wasm32", any(feature = "probe", feature = "probe-twin")))]
+#[cfg(all(target_arch = "wasm32", feature = "probe"))]
 pub fn global() -> &'static Probe<crate::variant::Selected, GearGas> {
-    #[cfg(feature = "probe")]
-    return &crate::ALLOC;
-    #[cfg(feature = "probe-twin")]
-    return crate::ALLOC.probe();
+    &crate::ALLOC
+}
+
+/// The records of this program's global allocator (empty in the twin).
+#[cfg(all(target_arch = "wasm32", feature = "probe-twin"))]
+pub fn global() -> &'static Probe<crate::variant::Selected, GearGas> {
+    crate::ALLOC.probe()
 }
 
 /// Bytes of the `state` reply: [`ProbeStats::to_bytes`], then the little-endian Wasm address
