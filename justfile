@@ -32,6 +32,10 @@ measure variants="all" cases="default" backends="wasmtime": setup
 program crate scenario variants="all" backends="wasmtime,gtest": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --program {{crate}} --scenario {{scenario}} --variants {{variants}} --backends {{backends}}
 
+# Which variant should a program use? Builds it per variant, runs the scenario over the heap layouts on gtest (gas) and prints one answer: the variant (or shipping: change nothing), its median and range vs shipping, and the Cargo line. Example: `just pick contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
+pick crate scenario variants="all": setup
+    cargo run --locked -p galloc-lab --bin lab -- pick {{crate}} {{scenario}} --variants {{variants}}
+
 # The regression gate: measure into target/lab/check at the linker's layout (the sweep is for verdicts, not for the gate), then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
 check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": setup
     rm -rf target/lab/check
@@ -103,6 +107,7 @@ lint: setup
     cargo fmt --all --check
     cargo clippy -q --locked --workspace --all-targets -- -D warnings
     for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
+    cargo clippy -q --locked -p galloc --target wasm32v1-none --features probe-twin -- -D warnings
     cargo clippy -q --locked -p lab-replay -p lab-synthetic --target wasm32v1-none -- -D warnings
     cargo fmt --manifest-path harness/node/Cargo.toml --check
     cargo fmt --manifest-path fuzz/Cargo.toml --check

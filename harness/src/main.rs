@@ -39,6 +39,9 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Time each scenario on gtest and on the wasmtime meter (a benchmark; prints a table).
     Bench(cmd::bench::Args),
+    /// The variant a program should use (`lab pick CRATE SCENARIO`): measures it with every
+    /// variant over the heap layouts and prints one answer and the Cargo line.
+    Pick(cmd::pick::Args),
     /// Two variants compared across the heap layouts, case by case (`lab verdict A,B`), from
     /// the results files, running nothing.
     Verdict(cmd::verdict::Args),
@@ -71,5 +74,6 @@ fn run() -> Result<()> {
         Command::Report(args) => cmd::report::run(&ws, args),
         Command::Check(args) => cmd::check::run(&ws, args),
         Command::Verdict(args) => cmd::verdict::run(&ws, args),
+        Command::Pick(args) => cmd::pick::run(&ws, args),
     }
 }

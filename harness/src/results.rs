@@ -117,7 +117,7 @@ pub struct LayoutRow {
 
 /// How exactly "probe build minus probe overhead = plain build" holds for one case and build.
 ///
-/// The comparison is made against the *twin*: the probe build with its brackets taken out
+/// The comparison is made against the *twin*: the probe build with a meter that reads nothing
 /// (galloc's `probe-twin`), so that the two have the same statics at the same addresses; what
 /// the probe's statics alone change against the plain build is `layout_shift`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,17 +134,18 @@ pub struct ValidationRow {
     pub layout_shift: i64,
     /// Fitted cost the probe build adds per message whatever it calls (larger code).
     pub overhead_per_message: i64,
-    /// Fitted cost the probe adds per call of each op (two counter reads, bookkeeping, and
-    /// the wrapper's own argument passing, which differs by op).
+    /// Fitted cost the probe adds per call of each op: its two counter reads (the twin runs
+    /// the same bookkeeping with a meter that reads nothing).
     pub overhead_malloc: i64,
     pub overhead_calloc: i64,
     pub overhead_realloc: i64,
     pub overhead_free: i64,
-    /// What `init` costs beyond the fit: the probe's one-time calibration.
+    /// What the calibrating message (the first with an allocator call: `init`, unless it
+    /// allocates nothing) costs beyond the fit: the probe's one-time calibration.
     pub calibration: i64,
-    /// Messages after `init` where the relation holds exactly.
+    /// Messages but the calibrating one where the relation holds exactly.
     pub exact_messages: u64,
-    /// Largest |probe - overhead - twin| over the messages after `init`.
+    /// Largest |probe - overhead - twin| over those messages.
     pub max_abs_residual: u64,
     /// Sum of those |residuals| as a percentage of the twin's total, 6 decimals.
     pub residual_pct: f64,

@@ -176,6 +176,8 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
         .args(["--target", TARGET]);
+    // An outside program's galloc shim and the variant it links, written under the lock.
+    let mut shim_for = None;
     let target_dir = match req.external {
         None => {
             let features: Vec<String> = galloc_features
@@ -190,6 +192,8 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         Some(program) => {
             let features: Vec<&str> = galloc_features.iter().map(String::as_str).collect();
             let galloc = crate::external::galloc_manifest(ws, &config, &features)?;
+            let target_dir = ws.target_dir(&format!("external/{}", program.key));
+            let shim = target_dir.join("galloc");
             let dir = program.manifest.parent().unwrap_or(ws.root());
             // The author's `build.rs` may call gear-wasm-builder (directly or through
             // `sails_rs::build_wasm`), which would start a nested build of its own with the
@@ -204,10 +208,11 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
                 .arg("--config")
                 .arg(format!(
                     "patch.crates-io.galloc.path={:?}",
-                    galloc.display().to_string()
+                    shim.display().to_string()
                 ))
                 .args(crate::external::profile_config(ws, PROFILE)?);
-            ws.target_dir(&format!("external/{}", program.key))
+            shim_for = Some((shim, galloc));
+            target_dir
         }
     };
     let dir = ws
@@ -251,6 +256,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .with_context(|| format!("cannot create {}", lock_path.display()))?;
     lock.lock()
         .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+    if let Some((shim, variant)) = &shim_for {
+        crate::external::galloc_shim(shim, variant)?;
+    }
     let mut run = || {
         cmd.output()
             .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))

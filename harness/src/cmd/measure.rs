@@ -72,6 +72,36 @@ pub struct Args {
     scenario: Option<std::path::PathBuf>,
 }
 
+impl Args {
+    /// `lab measure --program PROGRAM --scenario SCENARIO` with these settings (for `lab pick`).
+    pub fn program(
+        program: &Path,
+        scenario: &Path,
+        variants: &str,
+        backends: &str,
+        layouts: u32,
+        out: &Path,
+        quiet: bool,
+    ) -> Self {
+        Args {
+            selection: super::Selection {
+                cases: "default".into(),
+                variants: variants.into(),
+            },
+            backends: backends.into(),
+            node: None,
+            node_bin: None,
+            quiet,
+            out: Some(out.to_path_buf()),
+            fresh: false,
+            allocator_features: String::new(),
+            layouts,
+            program: Some(program.to_path_buf()),
+            scenario: Some(scenario.to_path_buf()),
+        }
+    }
+}
+
 /// What one job ran: a case's three builds, or one layout of its plain build.
 enum Ran {
     Case(Box<CaseMeasurement>),

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod measure;
+pub mod pick;
 pub mod replay;
 pub mod report;
 pub mod sizes;

@@ -824,10 +824,11 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
     let _ = writeln!(
         out,
         "Per message, the probe build's cost minus the cost of its *twin* (the probe build with \
-         the brackets taken out: the same statics at the same addresses, so both touch the same \
-         pages and hash alike), fitted as a per-message part (larger code) plus a part per call of each op (the \
-         bracket's counter reads and bookkeeping, the wrapper's argument passing). `init` also \
-         pays the one-time calibration. `layout shift` is what the probe's statics alone changed \
+         a meter that reads nothing: the same statics at the same addresses, so both touch the \
+         same pages and hash alike, and the same code around the allocator), fitted as a \
+         per-message part plus a part per call of each op (the counter reads). The first \
+         message with an allocator call (`init`, unless it allocates nothing) also pays the \
+         one-time calibration and is left out of `exact`. `layout shift` is what the probe's statics alone changed \
          (they move the heap base): twin total minus plain total. Each row is in its backend's unit.\n"
     );
     let _ = writeln!(

@@ -20,8 +20,9 @@ pub struct Builds {
     pub plain: Artifact,
     /// With the gas probe: allocator gas comes from here.
     pub probe: Artifact,
-    /// The probe build without its brackets (galloc's `probe-twin`: the same statics at the
-    /// same addresses): probe minus twin is the probe's own work alone.
+    /// The probe build with a meter that reads nothing (galloc's `probe-twin`: the same statics
+    /// at the same addresses, the same code around the allocator): probe minus twin is the
+    /// counter reads alone.
     pub twin: Artifact,
     /// The plain build re-linked at each other layout of the sweep, by offset
     /// ([`crate::layout`]); empty when only the linker's own layout is measured.
@@ -361,10 +362,19 @@ pub fn validate(
     stored: Option<Overheads>,
 ) -> Vec<ValidationRow> {
     let per_case: Vec<Vec<Option<Difference>>> = runs.iter().map(|(_, m)| differences(m)).collect();
-    let pooled: Vec<Difference> = per_case
-        .iter()
-        .flat_map(|d| d[1..].iter().flatten().copied())
-        .collect();
+    // Every message but the one that calibrates: the first with an allocator call (`init` in
+    // most programs, the first message where `init` allocates nothing), which also pays the
+    // probe's one-time calibration.
+    let others = |points: &[Option<Difference>]| -> Vec<Difference> {
+        let at = calibrating(points);
+        points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != at)
+            .filter_map(|(_, p)| *p)
+            .collect()
+    };
+    let pooled: Vec<Difference> = per_case.iter().flat_map(|d| others(d)).collect();
     let (per_message, per_op) = stored.unwrap_or_else(|| fit(&pooled));
     let residual = |(calls, diff): &Difference| {
         diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
@@ -372,9 +382,8 @@ pub fn validate(
     runs.iter()
         .zip(&per_case)
         .map(|((s, m), points)| {
-            let residuals: Vec<u64> = points[1..]
+            let residuals: Vec<u64> = others(points)
                 .iter()
-                .flatten()
                 .map(|p| residual(p).unsigned_abs())
                 .collect();
             ValidationRow {
@@ -392,7 +401,7 @@ pub fn validate(
                 overhead_realloc: per_op[Op::Realloc as usize],
                 overhead_free: per_op[Op::Free as usize],
                 calibration: points
-                    .first()
+                    .get(calibrating(points))
                     .copied()
                     .flatten()
                     .map_or(0, |p| residual(&p)),
@@ -405,6 +414,15 @@ pub fn validate(
             }
         })
         .collect()
+}
+
+/// The message that pays the probe's one-time calibration: the first with an allocator call
+/// (0, `init`, when there is none).
+fn calibrating(points: &[Option<Difference>]) -> usize {
+    points
+        .iter()
+        .position(|p| p.is_some_and(|(calls, _)| calls.iter().any(|c| *c != 0)))
+        .unwrap_or(0)
 }
 
 /// The probe's fitted overheads for one build: per message, and per call of each op.

@@ -424,3 +424,95 @@ fn a_recorded_trace_replays_to_the_recorded_fuel_on_shipping() {
     assert!(!ok);
     assert!(err.contains("no trace no/such/trace.csv"), "{err}");
 }
+
+/// `lab pick` (`just pick`) on a gstd program and on a Sails program, both outside the
+/// workspace: one answer, and it is the report's rule applied to the layouts it measured (every
+/// variant at every layout of the sweep, on gtest).
+#[test]
+fn pick_answers_for_a_gstd_and_a_sails_program() {
+    use galloc_lab::layout::{recommended, summarise, POINTS, SHIPPING};
+    use galloc_lab::results::{read_csv, LayoutRow};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (crate_dir, scenario) in [
+        ("contracts/examples/guestbook", "guestbook.json"),
+        ("contracts/examples/polls", "polls.json"),
+    ] {
+        let program = root.join(crate_dir);
+        let out = tempfile::tempdir().unwrap();
+        let run = Command::new(env!("CARGO_BIN_EXE_lab"))
+            .args(["pick", "--quiet", "--variants", "talc,no-buffer", "--out"])
+            .arg(out.path())
+            .arg(&program)
+            .arg(program.join(scenario))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr),
+        );
+        assert!(run.status.success(), "{stderr}");
+
+        let rows: Vec<LayoutRow> = read_csv(&out.path().join("gtest/layouts.csv")).unwrap();
+        let case = scenario.trim_end_matches(".json");
+        for v in [SHIPPING, "talc", "no-buffer"] {
+            let points = rows
+                .iter()
+                .filter(|r| r.case == case && r.variant == v)
+                .count();
+            assert_eq!(points, POINTS as usize, "{case} {v}");
+        }
+        let summaries = summarise(&rows);
+        let expected = recommended(&summaries, "gtest", case);
+        assert!(
+            stdout.contains(&format!(
+                "pick for {case}: 3 variants, gas on gtest, {POINTS} heap layouts"
+            )),
+            "{stdout}"
+        );
+        if expected == SHIPPING {
+            assert!(
+                stdout.contains("  use shipping (gstd's own galloc)"),
+                "{stdout}"
+            );
+            assert!(stdout.contains("Cargo.toml: nothing to change"), "{stdout}");
+        } else {
+            assert!(stdout.contains(&format!("  use {expected}: ")), "{stdout}");
+            assert!(
+                stdout.contains(&format!(
+                    "galloc = {{ version = \"=2.0.0\", features = [\"{expected}\"] }}"
+                )),
+                "{stdout}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pick_mistakes_are_named() {
+    let (ok, err) = lab(&[
+        "pick",
+        "../contracts/examples/guestbook",
+        "../contracts/examples/guestbook/guestbook.json",
+        "--backend",
+        "wasmtime,gtest",
+    ]);
+    assert!(!ok && err.contains("give one embedded backend"), "{err}");
+    let (ok, err) = lab(&[
+        "pick",
+        "../contracts/examples/guestbook",
+        "../contracts/examples/guestbook/guestbook.json",
+        "--variants",
+        "shipping",
+    ]);
+    assert!(
+        !ok && err.contains("at least one variant besides shipping"),
+        "{err}"
+    );
+    let (ok, err) = lab(&[
+        "pick",
+        "../contracts/examples/guestbook",
+        "../contracts/examples/guestbook/missing.json",
+    ]);
+    assert!(!ok && err.contains("missing.json"), "{err}");
+}
