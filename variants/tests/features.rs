@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 const NOT_VARIANTS: &[&str] = &[
     "default",     // empty on purpose: gstd enables galloc's default features
     "probe",       // orthogonal: wraps whichever variant is selected
-    "probe-twin",  // the probe without its brackets: the reference the probe is validated on
+    "probe-twin",  // the probe with a meter that reads nothing: the reference it is validated on
     "debug",       // gstd's `debug` forwards here; must not change the allocator
     "gate-canary", // extra work per malloc, for the regression gate's own test
 ];
