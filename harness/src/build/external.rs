@@ -116,6 +116,19 @@ impl Program {
     }
 }
 
+/// The case a scenario file names: its file stem.
+pub fn case_of(file: &Path) -> Result<&str> {
+    file.file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .with_context(|| format!("{}: no file name to name the case", file.display()))
+}
+
+/// Where `lab measure --program` writes a case's results unless told (`--out`).
+pub fn default_out(ws: &Workspace, case: &str) -> PathBuf {
+    ws.root().join("target/lab/programs").join(case)
+}
+
 fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }

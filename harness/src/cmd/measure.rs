@@ -145,11 +145,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 bail!("--cases selects the lab's own cases; with --program the scenario file is the case");
             }
             let program = Program::at(program)?;
-            let case = file
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .filter(|s| !s.is_empty())
-                .with_context(|| format!("{}: no file name to name the case", file.display()))?;
+            let case = galloc_lab::external::case_of(file)?;
             if scenario::CASES.iter().any(|c| c.id == case) {
                 bail!(
                     "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
@@ -164,10 +160,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     };
     let out = match (&args.out, &external) {
         (Some(out), _) => out.clone(),
-        (None, Some(_)) => ws
-            .root()
-            .join("target/lab/programs")
-            .join(scenarios[0].case),
+        (None, Some(_)) => galloc_lab::external::default_out(ws, scenarios[0].case),
         (None, None) => ws.results_dir(),
     };
 

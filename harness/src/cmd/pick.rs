@@ -7,7 +7,7 @@
 //! when none is. A difference whose sign depends on the layout is not a reason to switch: the
 //! author's program will have its own layout.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use galloc_lab::backend::BackendKind;
 use galloc_lab::layout::{self, Summary, Verdict, SHIPPING};
 use galloc_lab::results::{read_csv, LayoutRow};
@@ -59,17 +59,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             args.variants
         );
     }
-    let case = args
-        .scenario
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| !s.is_empty())
-        .with_context(|| format!("{}: no file name to name the case", args.scenario.display()))?
-        .to_owned();
+    let case = galloc_lab::external::case_of(&args.scenario)?.to_owned();
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| ws.root().join("target/lab/programs").join(&case));
+        .unwrap_or_else(|| galloc_lab::external::default_out(ws, &case));
     super::measure::run(
         ws,
         super::measure::Args::program(
