@@ -201,6 +201,16 @@ pub struct MessageRow {
     /// Runs of pages the program held through `alloc` when the message began (Gear charges
     /// for loading them, [`crate::agreement::allocations_gas`]), where the backend sees them.
     pub allocation_intervals: Option<u32>,
+    /// The probe build's pages of this message by where each was first touched
+    /// ([`crate::backend::FirstTouch`]), where the backend sees them (wasmtime).
+    pub probe_first_allocator_static: Option<u32>,
+    pub probe_first_allocator_heap: Option<u32>,
+    pub probe_first_allocator_block: Option<u32>,
+    pub probe_first_program_static: Option<u32>,
+    pub probe_first_program_heap: Option<u32>,
+    /// Of the probe build's pages first touched inside allocator calls, those the program did
+    /// not touch outside them in the message: pages the allocator alone added.
+    pub probe_allocator_only: Option<u32>,
 }
 
 /// Pages one case touched on one variant's plain build (wasmtime), summed over its messages,
@@ -219,6 +229,19 @@ pub struct PagesRow {
     /// Those counts at gtest 2.0's lazy-page weights (signal accesses; writes include the
     /// upload), in gas.
     pub page_gas: u64,
+    /// The probe build's pages (first read or first written), summed over the case, and the
+    /// same split by where each was first touched ([`crate::backend::FirstTouch`]): inside an
+    /// allocator call in static data, in heap metadata, in the call's block; outside, in
+    /// static data, in the heap. The five add up to `probe_pages`.
+    pub probe_pages: u64,
+    pub first_allocator_static: u64,
+    pub first_allocator_heap: u64,
+    pub first_allocator_block: u64,
+    pub first_program_static: u64,
+    pub first_program_heap: u64,
+    /// Of the pages first touched inside allocator calls, those the program did not touch
+    /// outside them in the same message: pages the allocator alone added.
+    pub allocator_only: u64,
 }
 
 /// Whether fuel and gas agree on a case: variants ranked by allocator cost under each, and

@@ -289,6 +289,91 @@ pub fn recommended<'a>(
         .map_or(SHIPPING, |(_, _, v)| v)
 }
 
+/// The target the lab's design is held to: on every default case its median total over the
+/// layouts below shipping's, and the geometric mean over those cases of its median total
+/// against shipping's at most this (percent).
+pub const TARGET_GEOMEAN_PCT: f64 = -5.0;
+
+/// The lab's design ([`galloc_variants::DESIGN`]) against shipping on one backend: per case,
+/// whether the case was held out from design, and its median, lowest and highest difference
+/// with the verdict; then the geometric mean of the medians.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    pub variant: &'static str,
+    /// Per case, in the order given.
+    pub cases: Vec<CaseStanding>,
+    /// `100 * (prod (1 + median/100))^(1/n) - 100` over the cases.
+    pub geomean_pct: f64,
+}
+
+/// The design on one case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseStanding {
+    pub case: String,
+    /// Held out from design (confirmed only).
+    pub held_out: bool,
+    /// Percent against shipping at the same layout: median, lowest, highest.
+    pub median: f64,
+    pub lowest: f64,
+    pub highest: f64,
+    pub verdict: Verdict,
+}
+
+impl Standing {
+    /// Cases whose median is below shipping's.
+    pub fn below(&self) -> usize {
+        self.cases.iter().filter(|c| c.median < 0.0).count()
+    }
+
+    /// Whether the target holds: every median below shipping, and the geomean low enough.
+    pub fn meets_target(&self) -> bool {
+        self.below() == self.cases.len() && self.geomean_pct <= TARGET_GEOMEAN_PCT
+    }
+}
+
+/// The geometric mean of `pcts` as ratios (`-2` is 0.98), back as a percent.
+pub fn geomean_pct(pcts: impl IntoIterator<Item = f64>) -> f64 {
+    let (mut log_sum, mut n) = (0.0, 0usize);
+    for p in pcts {
+        log_sum += (1.0 + p / 100.0).ln();
+        n += 1;
+    }
+    if n == 0 {
+        return f64::NAN;
+    }
+    100.0 * ((log_sum / n as f64).exp() - 1.0)
+}
+
+/// The design's [`Standing`] on `backend` over `cases` (each with whether it is held out);
+/// `None` when it or shipping was not swept on one of them.
+pub fn standing(
+    summaries: &BTreeMap<(String, String, String), Summary>,
+    backend: &str,
+    cases: &[(&str, bool)],
+) -> Option<Standing> {
+    let variant = galloc_variants::DESIGN;
+    let rows = cases
+        .iter()
+        .map(|(case, held_out)| {
+            let s = summaries.get(&(backend.into(), (*case).into(), variant.into()))?;
+            let (median, lowest, highest) = s.vs_shipping?;
+            Some(CaseStanding {
+                case: (*case).to_owned(),
+                held_out: *held_out,
+                median,
+                lowest,
+                highest,
+                verdict: s.verdict,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Standing {
+        variant,
+        geomean_pct: geomean_pct(rows.iter().map(|r| r.median)),
+        cases: rows,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,5 +440,32 @@ mod tests {
         ]);
         assert_eq!(recommended(&summarise(&with_floor), "gtest", "c"), "a");
         assert_eq!(recommended(&s, "gtest", "other"), "shipping");
+    }
+
+    #[test]
+    fn the_geomean_is_of_ratios_and_the_target_needs_every_case() {
+        // 0.9 * 1.1 = 0.99: the mean of logs, not of percents.
+        assert!((geomean_pct([-10.0, 10.0]) - 100.0 * (0.99f64.sqrt() - 1.0)).abs() < 1e-12);
+        let standing = |medians: &[f64]| Standing {
+            variant: galloc_variants::DESIGN,
+            cases: medians
+                .iter()
+                .map(|m| CaseStanding {
+                    case: "c".to_owned(),
+                    held_out: false,
+                    median: *m,
+                    lowest: *m,
+                    highest: *m,
+                    verdict: Verdict::Better,
+                })
+                .collect(),
+            geomean_pct: geomean_pct(medians.iter().copied()),
+        };
+        assert!(standing(&[-6.0, -5.0, -4.5]).meets_target());
+        assert!(!standing(&[-3.0, -4.0]).meets_target(), "geomean -3.5");
+        let one_above = standing(&[-20.0, 0.5]);
+        assert!(one_above.geomean_pct < TARGET_GEOMEAN_PCT);
+        assert_eq!(one_above.below(), 1);
+        assert!(!one_above.meets_target(), "a case above shipping fails it");
     }
 }

@@ -784,7 +784,8 @@ fn points_of(
         .collect()
 }
 
-/// The page counts a message row keeps (all but `changed`, which the agreement does not use).
+/// The plain build's page counts a message row keeps (all but `changed`, which the agreement
+/// does not use; the first-touch split is the probe build's).
 fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
     galloc_lab::backend::PageCounts {
         read: m.pages_read.unwrap_or(0),
@@ -793,6 +794,7 @@ fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
         loaded: m.pages_loaded.unwrap_or(0),
         changed: 0,
         allocation_intervals: m.allocation_intervals.unwrap_or(0),
+        first_touch: None,
     }
 }
 

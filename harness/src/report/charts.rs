@@ -60,6 +60,8 @@ enum Kind {
     /// Per case, each variant's lowest, median and highest difference to shipping across
     /// the heap layouts, on a backend.
     Layouts { backend: String },
+    /// The lab's design against shipping per case and the geometric mean, against the target.
+    Design,
     /// Distribution of every call's fuel per op and variant, from the traces.
     Distribution { case: String },
     /// Cost per message over the scenario per variant, and the running total against the
@@ -93,6 +95,19 @@ pub fn plan(inputs: &Inputs) -> Vec<Chart> {
                 kind: Kind::Layouts {
                     backend: backend.into(),
                 },
+            });
+        }
+        if let Some((backend, st)) = crate::report::standing(inputs) {
+            charts.push(Chart {
+                file: "design.png".into(),
+                caption: format!(
+                    "the lab's design (`{}`) against shipping on every case: median over the heap \
+                     layouts (bar), lowest … highest (line), the geometric mean and the target \
+                     ({backend} {})",
+                    st.variant,
+                    unit_of(&inputs.totals, &backend)
+                ),
+                kind: Kind::Design,
             });
         }
         charts.push(Chart {
@@ -163,6 +178,7 @@ pub fn draw(inputs: &Inputs, images: &Path) -> Result<Vec<Chart>> {
         match &c.kind {
             Kind::Share { backend } => total_share(&inputs.totals, backend, &path)?,
             Kind::Layouts { backend } => layout_ranges(inputs, backend, &path)?,
+            Kind::Design => design(inputs, &path)?,
             Kind::Ops { case } => avg_per_op(&inputs.ops, case, &path)?,
             Kind::Distribution { case } => distribution(case, &inputs.traces, &path)?,
             Kind::Messages { case, backend } => {
@@ -439,6 +455,115 @@ fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
                 .draw_series([Circle::new((*m, y), 5, BLACK.filled())])
                 .map_err(draw_err(path))?;
         }
+    }
+    root.present().map_err(draw_err(path))?;
+    Ok(())
+}
+
+/// `design.png`: one row per case and one for the geometric mean; a bar to the design's
+/// median difference to shipping, a line over its lowest … highest, the target dashed.
+fn design(inputs: &Inputs, path: &Path) -> Result<()> {
+    let Some((backend, st)) = crate::report::standing(inputs) else {
+        return Ok(());
+    };
+    // (label, lowest … highest, median, colour); the geometric mean has no range.
+    type Bar = (String, Option<(f64, f64)>, f64, RGBColor);
+    let mut rows: Vec<Bar> = st
+        .cases
+        .iter()
+        .map(|c| {
+            let label = format!("{}{}", c.case, if c.held_out { " (held out)" } else { "" });
+            // Held out: the design's colour lightened, so the split reads at a glance.
+            let RGBColor(r, g, b) = colour(st.variant);
+            let light = |v: u8| v + ((255 - v) as f64 * 0.6) as u8;
+            let colour = if c.held_out {
+                RGBColor(light(r), light(g), light(b))
+            } else {
+                RGBColor(r, g, b)
+            };
+            (label, Some((c.lowest, c.highest)), c.median, colour)
+        })
+        .collect();
+    rows.push((
+        "geometric mean".into(),
+        None,
+        st.geomean_pct,
+        RGBColor(0, 120, 60),
+    ));
+    let target = crate::layout::TARGET_GEOMEAN_PCT;
+    let (lo, hi) = rows.iter().fold((target, 0f64), |(a, b), (_, r, m, _)| {
+        let (l, h) = r.unwrap_or((*m, *m));
+        (a.min(l).min(*m), b.max(h).max(*m))
+    });
+    let pad = ((hi - lo) * 0.08).max(0.5);
+    let n = rows.len();
+    let root = canvas(path, W, (n as u32 * 44 + 140).max(400));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "{} against shipping ({backend} {}): median over the heap layouts, lowest … \
+                 highest; dashed: the target's geometric mean ({target:+.0}%), {}",
+                st.variant,
+                unit_of(&inputs.totals, &backend),
+                if st.meets_target() { "met" } else { "not met" }
+            ),
+            (FONT, 20),
+        )
+        .margin(14)
+        .x_label_area_size(40)
+        .y_label_area_size(300)
+        .build_cartesian_2d((lo - pad)..(hi + pad), -0.5f64..n as f64 - 0.5)
+        .map_err(draw_err(path))?;
+    let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n * 2 + 1)
+        .y_label_formatter(&|y| {
+            let i = y.round();
+            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+                names[n - 1 - i as usize].to_owned()
+            } else {
+                String::new()
+            }
+        })
+        .x_label_formatter(&|x| format!("{x:+.0}%"))
+        .x_desc(format!(
+            "{} against shipping at the same layout",
+            unit_of(&inputs.totals, &backend)
+        ))
+        .label_style((FONT, 16))
+        .draw()
+        .map_err(draw_err(path))?;
+    let column =
+        |x: f64, style: ShapeStyle| PathElement::new([(x, -0.5), (x, n as f64 - 0.5)], style);
+    chart
+        .draw_series([column(0.0, BLACK.stroke_width(1))])
+        .map_err(draw_err(path))?;
+    // Dashed: short segments down the target's column.
+    chart
+        .draw_series((0..n * 4).map(|k| {
+            let y = -0.5 + k as f64 / 4.0;
+            PathElement::new([(target, y), (target, y + 0.125)], RED.stroke_width(2))
+        }))
+        .map_err(draw_err(path))?;
+    for (i, (_, range, m, c)) in rows.iter().enumerate() {
+        let y = (n - 1 - i) as f64;
+        chart
+            .draw_series([Rectangle::new([(0.0, y - 0.3), (*m, y + 0.3)], c.filled())])
+            .map_err(draw_err(path))?;
+        if let Some((l, h)) = range {
+            chart
+                .draw_series([PathElement::new([(*l, y), (*h, y)], BLACK.stroke_width(2))])
+                .map_err(draw_err(path))?;
+        }
+        chart
+            .draw_series([Text::new(
+                format!("{m:+.2}%"),
+                (hi + pad * 0.1, y + 0.15),
+                (FONT, 15),
+            )])
+            .map_err(draw_err(path))?;
     }
     root.present().map_err(draw_err(path))?;
     Ok(())

@@ -447,6 +447,159 @@ fn verdicts(inputs: &Inputs) -> String {
     out
 }
 
+/// Whether a case was held out from the lab's design (a case not in the registry, a program
+/// measured with `--program`, was never designed on).
+pub fn held_out(case: &str) -> bool {
+    crate::scenario::CASES
+        .iter()
+        .find(|c| c.id == case)
+        .is_none_or(|c| c.held_out)
+}
+
+/// The lab's design against shipping on the deciding backend, case by case, against the
+/// target ([`layout::Standing`]); empty without a sweep of it and shipping on every case.
+pub fn standing(inputs: &Inputs) -> Option<(String, layout::Standing)> {
+    let lead = crate::results::headline_backend(&inputs.totals)?;
+    let mut cases: Vec<(&str, bool)> = Vec::new();
+    for t in inputs.totals.iter().filter(|t| t.backend == lead) {
+        if !cases.iter().any(|c| c.0 == t.case) {
+            cases.push((&t.case, held_out(&t.case)));
+        }
+    }
+    let summaries = layout::summarise(&inputs.layouts);
+    Some((lead.to_owned(), layout::standing(&summaries, lead, &cases)?))
+}
+
+fn design(inputs: &Inputs) -> String {
+    let mut out = String::new();
+    let Some((lead, st)) = standing(inputs) else {
+        return out;
+    };
+    let lead = lead.as_str();
+    let unit = inputs
+        .totals
+        .iter()
+        .find(|t| t.backend == lead)
+        .map_or("", |t| t.unit.as_str());
+    let names = |held: bool| -> String {
+        let c: Vec<String> = st
+            .cases
+            .iter()
+            .filter(|c| c.held_out == held)
+            .map(|c| format!("`{}`", c.case))
+            .collect();
+        if c.is_empty() {
+            "none".into()
+        } else {
+            c.join(", ")
+        }
+    };
+    let _ = writeln!(out, "## The lab's design against shipping\n");
+    let _ = writeln!(
+        out,
+        "`{}` (the registry's `DESIGN`) on every case, {lead} {unit} against `shipping` at the same \
+         heap layout over the sweep. The target: its median below shipping's on every case, and \
+         the geometric mean of its medians (as ratios) at most {:+.1}%. Designed on {}; held out, \
+         only confirmed on: {} (the split is in the case registry, `held_out`, decided before \
+         the design was measured). `images/design.png` draws this table.\n",
+        st.variant,
+        layout::TARGET_GEOMEAN_PCT,
+        names(false),
+        names(true)
+    );
+    let _ = writeln!(
+        out,
+        "| case | split | median | lowest … highest | verdict |\n| --- | --- | ---: | ---: | --- |"
+    );
+    for c in &st.cases {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} … {} | {} |",
+            c.case,
+            if c.held_out {
+                "held out"
+            } else {
+                "designed on"
+            },
+            signed(c.median),
+            signed(c.lowest),
+            signed(c.highest),
+            mark(c.verdict)
+        );
+    }
+    let sub = |held: bool| {
+        let cases = st.cases.iter().filter(|c| c.held_out == held);
+        layout::geomean_pct(cases.map(|c| c.median))
+    };
+    let _ = writeln!(
+        out,
+        "| geometric mean | all | **{}** | | |\n| geometric mean | designed on | {} | | |\n| geometric mean | held out | {} | | |",
+        signed(st.geomean_pct),
+        signed(sub(false)),
+        signed(sub(true))
+    );
+    let _ = writeln!(
+        out,
+        "\nTarget {}: below shipping at the median on {} of {} cases; geometric mean {} \
+         (target {:+.1}%).\n",
+        if st.meets_target() { "met" } else { "not met" },
+        st.below(),
+        st.cases.len(),
+        signed(st.geomean_pct),
+        layout::TARGET_GEOMEAN_PCT
+    );
+    out
+}
+
+/// Where each probe-build page was first touched, per message, from `pages.csv` (wasmtime).
+fn first_touches(pages: &[PagesRow]) -> String {
+    let mut out = String::new();
+    if pages.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n## Where the pages come from (wasmtime, probe build)\n"
+    );
+    let _ = writeln!(
+        out,
+        "Per message, the 16 KiB pages the probe build's messages touched above the stack, each \
+         placed where it was first touched. The probe's counter reads bracket every allocator \
+         call, so the meter knows when one runs; the call's record then says which blocks it \
+         handled. *Inside a call*: in static data (the allocator's state), in the heap outside \
+         the call's blocks (headers, free-list links, footers), or in a block the call handed \
+         out or took back (`calloc`'s clearing, `realloc`'s copy). *Outside*: the program's \
+         static data (the probe's records included), or the heap (blocks the program uses). \
+         The five add up to the pages (first read plus first written) exactly. `allocator \
+         only`: pages first touched in a call that the program did not touch outside calls in \
+         that message, the pages the allocator alone added; each costs at least a first read \
+         (28.5M gas) and, written, its upload. The probe build's heap base is ~1.2 KiB above \
+         the plain build's, so its pages are those of one more layout, not of the plain \
+         build.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | variant | pages | in a call: static | in a call: heap | in a call: block | static | heap | allocator only |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for p in pages {
+        let per = |n: u64| format!("{:.2}", n as f64 / p.messages.max(1) as f64);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            p.case,
+            p.variant,
+            per(p.probe_pages),
+            per(p.first_allocator_static),
+            per(p.first_allocator_heap),
+            per(p.first_allocator_block),
+            per(p.first_program_static),
+            per(p.first_program_heap),
+            per(p.allocator_only)
+        );
+    }
+    out
+}
+
 /// Allocator calls per message per case, and what refused operations cost: the allocator's
 /// workload differs by an order of magnitude between programs, which is why a verdict on one
 /// case does not carry to another.
@@ -701,6 +854,7 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
          work; compare their allocator columns.\n"
     );
     out.push_str(&verdicts(inputs));
+    out.push_str(&design(inputs));
     let _ = writeln!(out, "\n## Summary at the linker's layout\n");
     let _ = writeln!(
         out,
@@ -796,6 +950,7 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
             );
         }
     }
+    out.push_str(&first_touches(pages));
     let mut cases: Vec<(&str, &str, &str)> = Vec::new();
     for t in totals {
         if !cases

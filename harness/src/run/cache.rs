@@ -235,6 +235,7 @@ impl StoredRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::FirstTouch;
 
     #[test]
     fn a_run_round_trips() {
@@ -251,6 +252,14 @@ mod tests {
                     loaded: 4,
                     changed: 5,
                     allocation_intervals: 6,
+                    first_touch: Some(FirstTouch {
+                        allocator_static: 1,
+                        allocator_heap: 2,
+                        allocator_block: 3,
+                        program_static: 4,
+                        program_heap: 5,
+                        allocator_only: 6,
+                    }),
                 }),
                 ops: vec![Record {
                     seq: 7,

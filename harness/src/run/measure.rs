@@ -1,12 +1,12 @@
 //! Measuring one case on one variant: the builds, one run of each per backend, and the rows
 //! they give (totals, per-op, per-message, pages, and the probe's validation).
 
-use crate::backend::{BackendKind, Unit};
+use crate::backend::{BackendKind, FirstTouch, Unit};
 use crate::build::{build, Artifact, BuildRequest, PostProcess, TWIN_FEATURE};
 use crate::results::{
     nearest_rank, round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
 };
-use crate::run::{run_case, CaseRun, ProbeReads};
+use crate::run::{run_case, CaseRun, MessageCost, ProbeReads};
 use crate::scenario::Scenario;
 use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
@@ -154,6 +154,9 @@ pub fn measure_case(
     let mut run = |artifact: &Artifact, reads: ProbeReads| -> Result<CaseRun> {
         let mut b = backend.create()?;
         unit = b.unit();
+        if let Some(heap_base) = artifact.heap_base {
+            b.heap_base(heap_base);
+        }
         run_case(b.as_mut(), &artifact.bytes, scenario, reads, || {
             progress(&artifact.config)
         })
@@ -233,6 +236,12 @@ pub fn message_rows(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Vec<Messa
             pages_write_after_read: p.pages.map(|c| c.write_after_read),
             pages_loaded: p.pages.map(|c| c.loaded),
             allocation_intervals: p.pages.map(|c| c.allocation_intervals),
+            probe_first_allocator_static: first(q, |t| t.allocator_static),
+            probe_first_allocator_heap: first(q, |t| t.allocator_heap),
+            probe_first_allocator_block: first(q, |t| t.allocator_block),
+            probe_first_program_static: first(q, |t| t.program_static),
+            probe_first_program_heap: first(q, |t| t.program_heap),
+            probe_allocator_only: first(q, |t| t.allocator_only),
         })
         .collect()
 }
@@ -305,7 +314,14 @@ pub fn case_rows(
     (total, ops)
 }
 
-/// Pages the plain build touched over the case, where the backend counts them.
+/// One part of where a probe-build message's pages were first touched, where the backend
+/// attributes them.
+fn first(q: &MessageCost, part: fn(&FirstTouch) -> u32) -> Option<u32> {
+    q.pages.and_then(|c| c.first_touch).as_ref().map(part)
+}
+
+/// Pages the plain build touched over the case, and where the probe build's were first
+/// touched, where the backend counts them.
 pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<PagesRow> {
     let counts: Vec<_> = m
         .plain
@@ -314,6 +330,13 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
         .map(|msg| msg.pages)
         .collect::<Option<_>>()?;
     let sum = |f: fn(&crate::backend::PageCounts) -> u32| counts.iter().map(|c| f(c) as u64).sum();
+    let probe: Vec<FirstTouch> = m
+        .probe
+        .messages
+        .iter()
+        .map(|msg| msg.pages.and_then(|c| c.first_touch))
+        .collect::<Option<_>>()?;
+    let part = |f: fn(&FirstTouch) -> u32| probe.iter().map(|t| f(t) as u64).sum();
     Some(PagesRow {
         backend: m.backend.name().into(),
         case: s.case.into(),
@@ -324,6 +347,21 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
         write_after_read: sum(|c| c.write_after_read),
         loaded: sum(|c| c.loaded),
         page_gas: counts.iter().map(crate::agreement::page_gas).sum(),
+        // Counted apart from the split (first reads plus first writes), so that the two adding
+        // up is a check (tests), not a definition.
+        probe_pages: m
+            .probe
+            .messages
+            .iter()
+            .filter_map(|msg| msg.pages)
+            .map(|c| u64::from(c.read + c.write))
+            .sum(),
+        first_allocator_static: part(|t| t.allocator_static),
+        first_allocator_heap: part(|t| t.allocator_heap),
+        first_allocator_block: part(|t| t.allocator_block),
+        first_program_static: part(|t| t.program_static),
+        first_program_heap: part(|t| t.program_heap),
+        allocator_only: part(|t| t.allocator_only),
     })
 }
 

@@ -100,3 +100,42 @@ fn holding_pages_costs_exactly_the_schedules_price() {
         "{messages_where_holding_differs} messages where the runs held differ"
     );
 }
+
+/// Every committed page placement adds up: per case and variant, the five places are the probe
+/// build's pages (counted apart, as first reads plus first writes), the pages the allocator
+/// alone added are among those it first touched, and the per-message columns sum to the case's.
+#[test]
+fn first_touches_add_up_to_the_probe_builds_pages() {
+    let rows: Vec<galloc_lab::results::PagesRow> =
+        read_csv(&results().join("wasmtime").join("pages.csv")).unwrap();
+    let messages = by_message("wasmtime");
+    assert!(!rows.is_empty());
+    for p in &rows {
+        let what = format!("{}/{}", p.case, p.variant);
+        let inside = p.first_allocator_static + p.first_allocator_heap + p.first_allocator_block;
+        assert_eq!(
+            inside + p.first_program_static + p.first_program_heap,
+            p.probe_pages,
+            "{what}"
+        );
+        assert!(p.allocator_only <= inside, "{what}");
+        let of = |f: fn(&MessageRow) -> Option<u32>| -> u64 {
+            messages
+                .values()
+                .filter(|m| m.case == p.case && m.variant == p.variant)
+                .map(|m| u64::from(f(m).unwrap()))
+                .sum()
+        };
+        assert_eq!(
+            of(|m| m.probe_first_allocator_heap),
+            p.first_allocator_heap,
+            "{what}"
+        );
+        assert_eq!(
+            of(|m| m.probe_first_program_heap),
+            p.first_program_heap,
+            "{what}"
+        );
+        assert_eq!(of(|m| m.probe_allocator_only), p.allocator_only, "{what}");
+    }
+}

@@ -153,3 +153,63 @@ fn the_report_opens_with_the_verdicts_of_the_rows() {
         assert_eq!(pick, best, "{case}");
     }
 }
+
+/// The design table is the design's rows of `totals.csv`, and its geometric mean is recomputed
+/// here from the medians (ratios, not percents); the target line says what those imply.
+#[test]
+fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
+    let report = std::fs::read_to_string(results().join("README.md")).unwrap();
+    let at = report
+        .find("## The lab's design against shipping")
+        .expect("the design table");
+    let gas: Vec<TotalRow> = read_csv(&results().join("gtest").join("totals.csv")).unwrap();
+    let design = galloc_variants::DESIGN;
+    let mut logs = Vec::new();
+    let mut below = 0;
+    let mut cases = 0;
+    for line in report[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| case |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+    {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells[1] == "geometric mean" {
+            continue;
+        }
+        let t = gas
+            .iter()
+            .find(|t| t.case == cells[1] && t.variant == design)
+            .unwrap_or_else(|| panic!("{line}"));
+        let median = t.vs_shipping_median_pct.unwrap();
+        let held_out = galloc_lab::scenario::CASES
+            .iter()
+            .find(|c| c.id == t.case)
+            .unwrap()
+            .held_out;
+        assert_eq!(
+            cells[2],
+            if held_out { "held out" } else { "designed on" },
+            "{line}"
+        );
+        assert_eq!(cells[3], format!("{median:+.2}%"), "{line}");
+        logs.push((1.0 + median / 100.0).ln());
+        below += usize::from(median < 0.0);
+        cases += 1;
+    }
+    let default_cases = galloc_lab::scenario::CASES
+        .iter()
+        .filter(|c| c.default)
+        .count();
+    assert_eq!(cases, default_cases, "every default case has a row");
+    let geomean = 100.0 * ((logs.iter().sum::<f64>() / cases as f64).exp() - 1.0);
+    assert!(
+        report[at..].contains(&format!("| geometric mean | all | **{geomean:+.2}%** |")),
+        "geomean {geomean:+.2}%"
+    );
+    let met = below == cases && geomean <= -5.0;
+    assert!(report[at..].contains(&format!(
+        "Target {}: below shipping at the median on {below} of {cases} cases",
+        if met { "met" } else { "not met" }
+    )));
+}

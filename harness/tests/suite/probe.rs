@@ -32,6 +32,36 @@ fn check(variant_id: &str, backend: BackendKind) {
     );
     assert_eq!(row.max_abs_residual, 0, "{variant_id}: {row:?}");
 
+    // The meter places every page the probe build touched exactly once (README, "Reading the
+    // results"); the plain build, without counter reads to tell calls apart, is not placed.
+    if backend == BackendKind::Wasmtime {
+        for msg in &m.probe.messages {
+            let pages = msg.pages.unwrap();
+            let first = pages.first_touch.expect("a probe build's pages are placed");
+            assert_eq!(
+                first.total(),
+                pages.read + pages.write,
+                "message {}",
+                msg.index
+            );
+            assert!(
+                first.allocator_only <= first.allocator(),
+                "message {}",
+                msg.index
+            );
+        }
+        assert!(m
+            .plain
+            .messages
+            .iter()
+            .all(|msg| msg.pages.unwrap().first_touch.is_none()));
+        let row = galloc_lab::measure::pages_row(&scenario, variant, &m).unwrap();
+        assert!(
+            row.first_allocator_heap > 0,
+            "dlmalloc's headers are in the heap: {row:?}"
+        );
+    }
+
     // In gas, each call pays the two counter reads' syscall weight over the twin's bookkeeping
     // (the same but for the reads). (In fuel a read is a few instructions, so there is no such
     // bound.)

@@ -8,7 +8,7 @@ pub mod gtest;
 pub mod node;
 pub mod wasmtime;
 
-pub use self::wasmtime::PageCounts;
+pub use self::wasmtime::{FirstTouch, PageCounts};
 use galloc::probe::Record;
 
 use anyhow::{bail, Result};
@@ -81,6 +81,12 @@ pub trait Backend {
     fn users(&mut self, _users: &[UserId]) -> Result<()> {
         Ok(())
     }
+
+    /// Where the heap of the programs deployed from now on starts (`__heap_base`, which Gear's
+    /// post-processing strips from the module): what tells a program's static data from its
+    /// heap. The wasmtime meter places each page a probe build touches by it ([`FirstTouch`]);
+    /// others ignore it.
+    fn heap_base(&mut self, _heap_base: u32) {}
 
     /// Uploads `code` and runs its `init` with `payload`, sent by `from`.
     fn deploy(

@@ -100,6 +100,11 @@ pub struct Case {
     pub summary: &'static str,
     /// Run unless asked otherwise (long cases are on demand).
     pub default: bool,
+    /// Held out from allocator design: the lab's design ([`galloc_variants::DESIGN`]) is
+    /// shaped on the other default cases and only confirmed on these. Decided before the
+    /// design was measured against them (README, "Variants"); a case added later starts
+    /// held out.
+    pub held_out: bool,
     /// Builds the scenario.
     pub make: fn() -> Scenario,
 }
@@ -110,30 +115,35 @@ pub const CASES: &[Case] = &[
         id: "nft",
         summary: "NFT init, mint, burn: the 2023 study's NFT case",
         default: true,
+        held_out: true,
         make: nft::basic,
     },
     Case {
         id: "nft-stress",
         summary: "NFT: 300 mints, transfers, approvals and burns by 50 users",
         default: true,
+        held_out: false,
         make: nft::stress,
     },
     Case {
         id: "ft-stress",
         summary: "FT: the 2023 study's stress case (users 918-1339)",
         default: true,
+        held_out: true,
         make: ft::stress,
     },
     Case {
         id: "vft-stress",
         summary: "Sails VFT: the FT stress case's steps on the lab's Sails token, with events",
         default: true,
+        held_out: false,
         make: vft::stress,
     },
     Case {
         id: "vnft-stress",
         summary: "Sails VNFT: 300 mints, then transfers, approvals, burns, queries, refusals",
         default: true,
+        held_out: true,
         make: vnft::stress,
     },
     Case {
@@ -141,30 +151,35 @@ pub const CASES: &[Case] = &[
         summary:
             "Synthetic: 150 small short-lived blocks per message (replay program, not a contract)",
         default: true,
+        held_out: true,
         make: synthetic::small_objects,
     },
     Case {
         id: "synthetic-growing-vec",
         summary: "Synthetic: one Vec<u64> growing by doubling to 320 KiB over 40 messages",
         default: true,
+        held_out: true,
         make: synthetic::growing_vec,
     },
     Case {
         id: "synthetic-map",
         summary: "Synthetic: BTreeMap<u64, u128> nodes growing over 150 messages, some freed",
         default: true,
+        held_out: false,
         make: synthetic::map,
     },
     Case {
         id: "synthetic-strings",
         summary: "Synthetic: strings of 1-120 B made, grown, mostly dropped, some kept",
         default: true,
+        held_out: false,
         make: synthetic::strings,
     },
     Case {
         id: "ft-stress-full",
         summary: "FT: the stress case with users 918-13400, as the study's text says (on demand)",
         default: false,
+        held_out: true,
         make: ft::stress_full,
     },
 ];

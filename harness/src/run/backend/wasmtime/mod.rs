@@ -27,11 +27,11 @@
 mod pages;
 mod prepare;
 
-pub use pages::PageCounts;
+pub use pages::{FirstTouch, PageCounts};
 
 use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
 use anyhow::{anyhow, bail, Context, Result};
-use galloc::probe::{parse_state, Record};
+use galloc::probe::{parse_state, Op, Record};
 use prepare::{prepare, Prepared};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -69,6 +69,8 @@ pub struct WasmtimeBackend {
     linker: Linker<Host>,
     track_pages: bool,
     programs: Vec<Program>,
+    /// `__heap_base` of the programs deployed from now on, when told ([`Backend::heap_base`]).
+    heap_base: Option<u32>,
 }
 
 /// One engine for the process, so compiled modules are shared by every backend instance
@@ -165,6 +167,15 @@ impl Host {
         {
             if r.seq != self.last_seq {
                 self.last_seq = r.seq;
+                // The blocks the call handled: the one passed in and the one returned.
+                let block = |at: u32, len: u32| u64::from(at)..u64::from(at) + u64::from(len);
+                let new_len = if r.op == Op::Realloc as u32 {
+                    r.new_size
+                } else {
+                    r.size
+                };
+                self.pages
+                    .call_done(&[block(r.ptr, r.size), block(r.result, new_len)]);
                 self.ops.push(r);
             }
         }
@@ -269,6 +280,7 @@ impl WasmtimeBackend {
             linker,
             track_pages,
             programs: Vec::new(),
+            heap_base: None,
         })
     }
 
@@ -442,6 +454,10 @@ impl Backend for WasmtimeBackend {
         Unit::Fuel
     }
 
+    fn heap_base(&mut self, heap_base: u32) {
+        self.heap_base = Some(heap_base);
+    }
+
     fn deploy(
         &mut self,
         code: &[u8],
@@ -481,10 +497,12 @@ impl Backend for WasmtimeBackend {
             // Before `init`, so its calls are collected too.
             let state = self.execute(program, "state", 0, &[], true)?;
             if let Some((_, at)) = parse_state(&state.reply) {
-                self.programs[program.0 as usize]
-                    .store
-                    .data_mut()
-                    .last_record_at = Some(at);
+                let heap_base = self.heap_base;
+                let host = self.programs[program.0 as usize].store.data_mut();
+                host.last_record_at = Some(at);
+                if let Some(heap_base) = heap_base {
+                    host.pages.attribute(heap_base);
+                }
             }
         }
         let outcome = self.execute(program, "init", from, payload, false)?;
@@ -670,6 +688,7 @@ fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
             let memory = c.data().memory.expect("set at deploy");
             let (mem, host) = memory.data_and_store_mut(&mut c);
             host.collect(mem);
+            host.pages.counter_read();
             let fuel = c.get_fuel()? + c.data().hook_fuel;
             write(&mut c, out, &fuel.to_le_bytes())
         },

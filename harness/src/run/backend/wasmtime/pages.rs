@@ -28,6 +28,104 @@ pub struct PageCounts {
     /// them before every message, charging a storage read plus a cost per run (nothing when
     /// there are none): gas that neither fuel nor page accesses show.
     pub allocation_intervals: u32,
+    /// Where each page the message touched was touched first; probe builds only (their
+    /// counter reads mark where allocator calls begin and end).
+    pub first_touch: Option<FirstTouch>,
+}
+
+/// Pages a message touched, by where their first touch was: the design question on Gear,
+/// where an allocator costs mostly pages. The five add up to `read + write` of the message's
+/// [`PageCounts`] exactly (every page is first touched once, by a read or by a write).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirstTouch {
+    /// Inside an allocator call, in static data: the allocator's own state (its statics,
+    /// a static buffer's cells when not the call's block).
+    pub allocator_static: u32,
+    /// Inside an allocator call, in the heap, outside the blocks the call handled: chunk
+    /// headers, free-list links, footers, bitmaps kept in the heap.
+    pub allocator_heap: u32,
+    /// Inside an allocator call, in a block it handled: the block handed out (`calloc`'s
+    /// clearing, `realloc`'s copy) or the one taken back or moved.
+    pub allocator_block: u32,
+    /// Outside allocator calls, below the heap base: the program's static data (a probe
+    /// build's records included: they are statics written after each call).
+    pub program_static: u32,
+    /// Outside allocator calls, at or above the heap base: blocks the program reads and
+    /// writes (and, for host calls, the buffers it hands the host).
+    pub program_heap: u32,
+    /// Of the pages first touched inside allocator calls, those the program did not touch
+    /// outside them in the message either: what the allocator alone added. A header first
+    /// touched beside a block the program then writes is the allocator's first touch but
+    /// not an added page.
+    pub allocator_only: u32,
+}
+
+impl FirstTouch {
+    /// Every page counted.
+    pub fn total(&self) -> u32 {
+        self.allocator_static
+            + self.allocator_heap
+            + self.allocator_block
+            + self.program_static
+            + self.program_heap
+    }
+
+    /// Pages first touched inside allocator calls.
+    pub fn allocator(&self) -> u32 {
+        self.allocator_static + self.allocator_heap + self.allocator_block
+    }
+}
+
+/// Where a page was first touched (see [`FirstTouch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Where {
+    AllocatorStatic,
+    AllocatorHeap,
+    AllocatorBlock,
+    ProgramStatic,
+    ProgramHeap,
+}
+
+impl Where {
+    /// The short tag `LAB_PAGE_LOG` prints after a page.
+    fn tag(self) -> &'static str {
+        match self {
+            Where::AllocatorStatic => "alloc-static",
+            Where::AllocatorHeap => "alloc-heap",
+            Where::AllocatorBlock => "alloc-block",
+            Where::ProgramStatic => "static",
+            Where::ProgramHeap => "heap",
+        }
+    }
+}
+
+/// First touches of the running message, for a probe build.
+struct Attribution {
+    heap_base: u64,
+    /// Between a probe bracket's two counter reads: inside an allocator call.
+    inside: bool,
+    /// Pages first touched inside the current call, with the address touched: a block or
+    /// metadata, decided once the call's record says which blocks it handled.
+    pending: Vec<(usize, u64)>,
+    /// Pages first touched in this message, and where.
+    first: Vec<(usize, Where)>,
+    /// Per page: first touched inside an allocator call, and not outside one since.
+    allocator_only: Vec<bool>,
+}
+
+impl Attribution {
+    fn settle(&mut self, blocks: &[std::ops::Range<u64>]) {
+        for (page, addr) in self.pending.drain(..) {
+            let place = if blocks.iter().any(|b| b.contains(&addr)) {
+                Where::AllocatorBlock
+            } else if addr < self.heap_base {
+                Where::AllocatorStatic
+            } else {
+                Where::AllocatorHeap
+            };
+            self.first.push((page, place));
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,6 +145,7 @@ pub struct PageLog {
     /// Content of each written page before its first write in this message.
     undo: Vec<(usize, Box<[u8]>)>,
     counts: PageCounts,
+    attribution: Option<Attribution>,
 }
 
 impl PageLog {
@@ -59,6 +158,36 @@ impl PageLog {
             stored: vec![false; pages],
             undo: Vec::new(),
             counts: PageCounts::default(),
+            attribution: None,
+        }
+    }
+
+    /// Attributes first touches from now on (a probe build, whose heap starts at
+    /// `heap_base`): see [`FirstTouch`].
+    pub fn attribute(&mut self, heap_base: u32) {
+        self.attribution = Some(Attribution {
+            heap_base: heap_base.into(),
+            inside: false,
+            pending: Vec::new(),
+            first: Vec::new(),
+            allocator_only: vec![false; self.state.len()],
+        });
+    }
+
+    /// A probe's counter read: a bracket around an allocator call begins or ends. The probe
+    /// reads twice per call, before and after it, and its one-time calibration is two reads
+    /// back to back, so the reads alternate between entering and leaving a call.
+    pub fn counter_read(&mut self) {
+        if let Some(a) = &mut self.attribution {
+            a.inside = !a.inside;
+        }
+    }
+
+    /// The call whose bracket just ended handled these blocks (byte ranges): the pages first
+    /// touched inside it are now attributed.
+    pub fn call_done(&mut self, blocks: &[std::ops::Range<u64>]) {
+        if let Some(a) = &mut self.attribution {
+            a.settle(blocks);
         }
     }
 
@@ -71,12 +200,18 @@ impl PageLog {
         }
         let first = (addr / GEAR_PAGE as u64) as usize;
         let last = ((addr + len - 1) / GEAR_PAGE as u64) as usize;
+        let outside_on_allocators_page = |page: usize| {
+            self.attribution
+                .as_ref()
+                .is_some_and(|a| !a.inside && a.allocator_only[page])
+        };
         (first.max(self.first_tracked)..=last.min(self.state.len() - 1)).any(|page| {
-            match self.state[page] {
-                State::Untouched => true,
-                State::Read => write,
-                State::Written => false,
-            }
+            outside_on_allocators_page(page)
+                || match self.state[page] {
+                    State::Untouched => true,
+                    State::Read => write,
+                    State::Written => false,
+                }
         })
     }
 
@@ -90,8 +225,28 @@ impl PageLog {
         let last = ((addr + len - 1) / GEAR_PAGE as u64) as usize;
         for page in first.max(self.first_tracked)..=last.min(self.state.len() - 1) {
             let state = self.state[page];
+            if let Some(a) = &mut self.attribution {
+                if !a.inside {
+                    a.allocator_only[page] = false;
+                }
+            }
             match (state, write) {
                 (State::Untouched, _) => {
+                    if let Some(a) = &mut self.attribution {
+                        // Where in the page this access starts (an access may span two).
+                        let at = addr.max((page * GEAR_PAGE) as u64);
+                        if a.inside {
+                            a.pending.push((page, at));
+                            a.allocator_only[page] = true;
+                        } else {
+                            let place = if at < a.heap_base {
+                                Where::ProgramStatic
+                            } else {
+                                Where::ProgramHeap
+                            };
+                            a.first.push((page, place));
+                        }
+                    }
                     if self.stored[page] {
                         self.counts.loaded += 1;
                     }
@@ -145,15 +300,46 @@ impl PageLog {
     }
 
     fn finish(&mut self) -> PageCounts {
-        // Which pages, not just how many: the clue to where an allocator costs pages
-        // (README, "Reading the results").
+        let mut first = Vec::new();
+        if let Some(a) = &mut self.attribution {
+            // A call still open (a message that failed inside the allocator) handled no block
+            // the meter knows of: what it touched is the allocator's.
+            a.settle(&[]);
+            a.inside = false;
+            first = std::mem::take(&mut a.first);
+            let mut t = FirstTouch::default();
+            for (_, place) in &first {
+                *match place {
+                    Where::AllocatorStatic => &mut t.allocator_static,
+                    Where::AllocatorHeap => &mut t.allocator_heap,
+                    Where::AllocatorBlock => &mut t.allocator_block,
+                    Where::ProgramStatic => &mut t.program_static,
+                    Where::ProgramHeap => &mut t.program_heap,
+                } += 1;
+            }
+            for (page, _) in &first {
+                t.allocator_only += u32::from(std::mem::take(&mut a.allocator_only[*page]));
+            }
+            self.counts.first_touch = Some(t);
+        }
+        // Which pages, not just how many, and on a probe build where each was first touched:
+        // the clue to where an allocator costs pages (README, "Reading the results").
         if std::env::var_os("LAB_PAGE_LOG").is_some() {
+            let place = |p: usize| {
+                first
+                    .iter()
+                    .find(|(page, _)| *page == p)
+                    .map_or(String::new(), |(_, w)| format!(":{}", w.tag()))
+            };
             let pages: Vec<String> = self
                 .state
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| **s != State::Untouched)
-                .map(|(p, s)| format!("{p}{}", if *s == State::Written { "w" } else { "r" }))
+                .map(|(p, s)| {
+                    let kind = if *s == State::Written { "w" } else { "r" };
+                    format!("{p}{kind}{}", place(p))
+                })
                 .collect();
             eprintln!("pages: {}", pages.join(" "));
         }
@@ -185,6 +371,7 @@ mod tests {
                 loaded: 0,
                 changed: 1,
                 allocation_intervals: 0,
+                first_touch: None,
             }
         );
         log.touch(&mem, 2 * GEAR_PAGE as u64, 1, false); // stored last time: loaded
@@ -201,5 +388,53 @@ mod tests {
         log.commit(&mem, std::slice::from_ref(&wasm_page_0));
         log.touch(&mem, 2 * GEAR_PAGE as u64, 1, false);
         assert_eq!(log.commit(&mem, &[]).loaded, 0);
+    }
+
+    #[test]
+    fn first_touches_are_placed_by_call_and_address() {
+        let page = GEAR_PAGE as u64;
+        let mem = vec![0u8; 8 * GEAR_PAGE];
+        let mut log = PageLog::new(mem.len(), GEAR_PAGE as u32);
+        log.attribute(3 * GEAR_PAGE as u32 + 100); // statics: pages 1 to 3
+        log.touch(&mem, page + 8, 4, false); // program: static
+        log.counter_read(); // calibration: enter ...
+        log.counter_read(); // ... and leave at once
+        log.counter_read(); // a call begins
+        log.touch(&mem, 2 * page, 8, true); // allocator state
+        log.touch(&mem, 4 * page + 16, 8, true); // a header beside the block
+        log.touch(&mem, 5 * page - 4, 8, true); // the block, over pages 4 and 5
+        log.counter_read(); // the call ends
+        log.touch(&mem, 6 * page, 8, true); // program: heap (after the call, before its record)
+        log.call_done(&[0..0, 5 * page - 4..5 * page + 60]); // its record: `malloc` -> block
+        log.touch(&mem, 3 * page + 200, 1, false); // page 3, above the heap base: heap
+        log.touch(&mem, 5 * page + 8, 4, true); // the program writes its block's page
+        let counts = log.commit(&mem, &[]);
+        assert_eq!(
+            counts.first_touch,
+            Some(FirstTouch {
+                allocator_static: 1,
+                allocator_heap: 1,
+                allocator_block: 1,
+                program_static: 1,
+                program_heap: 2,
+                // Pages 2 and 4: the program touched 5, its block, itself after the call.
+                allocator_only: 2,
+            })
+        );
+        assert_eq!(
+            counts.first_touch.unwrap().total(),
+            counts.read + counts.write,
+            "every page is placed once"
+        );
+        // A call a failed message left open: what it touched is the allocator's.
+        log.counter_read();
+        log.touch(&mem, 7 * page, 1, true);
+        let mut mem = mem;
+        let counts = log.rollback(&mut mem);
+        assert_eq!(counts.first_touch.unwrap().allocator_heap, 1);
+        // Without `attribute` (a plain build) nothing is placed.
+        let mut plain = PageLog::new(mem.len(), GEAR_PAGE as u32);
+        plain.touch(&mem, page, 1, false);
+        assert_eq!(plain.commit(&mem, &[]).first_touch, None);
     }
 }
