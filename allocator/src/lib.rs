@@ -11,9 +11,9 @@
 //! - [`backend`]: `dlmalloc`'s platform boundary implemented over any page source, reusing the
 //!   part of `__heap_base`'s page that static data leaves free.
 //! - [`buffer`]: the static-buffer front of Gear's dlmalloc fork, with configurable cells.
-//! - [`slab`]: the lab's own front, small-block slabs with out-of-band metadata.
-//! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front; [`fronted`]: a front before
-//!   any other allocator.
+//! - [`slab`]: the lab's first front, small-block slabs with out-of-band metadata in the
+//!   heap-base tail; [`runs`]: the same slots in runs taken from the heap behind.
+//! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front.
 //! - [`bump`]: the floor, a bump allocator that never frees.
 //! - [`others`]: allocators other ecosystems pick (talc, rlsf), on the same page source.
 //! - [`variant`]: which composition each cargo feature selects.
@@ -27,12 +27,12 @@ extern crate std;
 pub mod backend;
 pub mod buffer;
 pub mod bump;
-pub mod fronted;
 pub mod heap;
 mod lock;
 pub mod others;
 pub mod prelude;
 pub mod probe;
+pub mod runs;
 #[cfg(feature = "shipping")]
 mod shipping;
 pub mod slab;

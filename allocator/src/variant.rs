@@ -233,7 +233,10 @@ mod active {
     }
 }
 
-/// The lab's design: the slabs before talc (smaller code than dlmalloc).
+/// The lab's design: slots in runs carved from dlmalloc at 8 KiB granularity (README, "The
+/// design, re-aimed"). Its first form, the slabs in the heap-base tail before talc, won on
+/// `nft-stress`, where it was shaped, and lost up to 19 % elsewhere: the tail's page and
+/// talc's first page were two pages where shipping touched one.
 #[cfg(feature = "lab")]
 mod active {
     use crate::buffer::CellClass;
@@ -241,11 +244,11 @@ mod active {
     /// Slab slots are not the static buffer's fixed cells.
     pub const CELLS: Option<&[CellClass]> = None;
     /// The variant's allocator over pages of `S`.
-    pub type Alloc<S> = crate::fronted::Fronted<crate::slab::Slabs, crate::others::talc::Talc<S>>;
-    /// The variant's allocator over `source`, having served nothing: the heap-base tail is
-    /// the slabs' (sharing it, slabs first and talc after, measured worse on nft-stress).
+    pub type Alloc<S> =
+        crate::heap::Heap<crate::backend::ExactBackend<S, { 8 * 1024 }>, crate::runs::Runs>;
+    /// The variant's allocator over `source`, having served nothing.
     pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::fronted::Fronted::new(crate::others::talc::Talc::without_tail(source))
+        crate::heap::Heap::new(crate::backend::ExactBackend::new(source))
     }
 }
 

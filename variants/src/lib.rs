@@ -160,10 +160,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant {
         id: "lab",
         feature: "lab",
-        label: "lab: slabs + talc",
+        label: "lab: runs + dlmalloc 8 KiB",
         origin: Origin::Lab,
-        summary: "The lab's design: the `slabs` front (in the heap-base tail) before talc \
-                  instead of dlmalloc, whose code is about 4 KB smaller.",
+        summary: "The lab's design: 16/32/64 B slots in 1 KiB runs carved from the heap \
+                  behind (upstream dlmalloc at 8 KiB granularity, which keeps the heap-base \
+                  tail), used-slot bitmaps with the allocator's state; four empty runs kept, \
+                  the rest given back.",
     },
 ];
 

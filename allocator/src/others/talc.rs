@@ -83,15 +83,6 @@ impl<S: PageSource> Talc<S> {
             end: None,
         })))
     }
-
-    /// An allocator that leaves the heap-base tail to someone else (the lab's slab front).
-    pub const fn without_tail(source: S) -> Self {
-        Talc(Locked::new(Base::new(Pages {
-            source,
-            tail_taken: true,
-            end: None,
-        })))
-    }
 }
 
 // The entry points are never inlined, as the heap's are (see `heap.rs`).
