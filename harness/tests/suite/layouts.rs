@@ -162,7 +162,14 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
     let at = report
         .find("## The lab's design against shipping")
         .expect("the design table");
-    let gas: Vec<TotalRow> = read_csv(&results().join("gtest").join("totals.csv")).unwrap();
+    let layouts: Vec<LayoutRow> = read_csv(&results().join("gtest").join("layouts.csv")).unwrap();
+    let of = |case: &str, variant: &str| -> BTreeMap<u32, u64> {
+        layouts
+            .iter()
+            .filter(|r| r.case == case && r.variant == variant)
+            .map(|r| (r.offset, r.total))
+            .collect()
+    };
     let design = galloc_variants::DESIGN;
     let mut logs = Vec::new();
     let mut below = 0;
@@ -177,14 +184,14 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
         if cells[1] == "geometric mean" {
             continue;
         }
-        let t = gas
-            .iter()
-            .find(|t| t.case == cells[1] && t.variant == design)
-            .unwrap_or_else(|| panic!("{line}"));
-        let median = t.vs_shipping_median_pct.unwrap();
+        let case = cells[1];
+        let mine = of(case, design);
+        assert_eq!(mine.len(), 8, "{line}");
+        // Recomputed from the layout rows, not read from totals.csv (which rounds).
+        let (verdict, median, lo, hi) = expected(&mine, &of(case, "shipping"));
         let held_out = galloc_lab::scenario::CASES
             .iter()
-            .find(|c| c.id == t.case)
+            .find(|c| c.id == case)
             .unwrap()
             .held_out;
         assert_eq!(
@@ -193,6 +200,12 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
             "{line}"
         );
         assert_eq!(cells[3], format!("{median:+.2}%"), "{line}");
+        assert_eq!(cells[4], format!("{lo:+.2}% … {hi:+.2}%"), "{line}");
+        let mark = match verdict.as_str() {
+            "better" | "worse" => format!("**{verdict}**"),
+            other => other.to_owned(),
+        };
+        assert_eq!(cells[5], mark, "{line}");
         logs.push((1.0 + median / 100.0).ln());
         below += usize::from(median < 0.0);
         cases += 1;
