@@ -267,6 +267,17 @@ fn short(v: f64) -> String {
     }
 }
 
+/// The label of a horizontal chart's row at `y`: rows are drawn top down at whole `y`, the
+/// first name at the top; between rows, nothing.
+fn row_label(names: &[&str], y: f64) -> String {
+    let (n, i) = (names.len(), y.round());
+    if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+        names[n - 1 - i as usize].to_owned()
+    } else {
+        String::new()
+    }
+}
+
 fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> anyhow::Error + '_ {
     move |e| anyhow!("drawing {}: {e:?}", path.display())
 }
@@ -417,14 +428,7 @@ fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(n * 2 + 1)
-            .y_label_formatter(&|y| {
-                let i = y.round();
-                if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
-                    names[n - 1 - i as usize].to_owned()
-                } else {
-                    String::new()
-                }
-            })
+            .y_label_formatter(&|y| row_label(&names, *y))
             // Whole percents unless the panel spans only a few: then tenths, or the labels repeat.
             .x_label_formatter(&|x| {
                 if hi - lo < 4.0 {
@@ -519,14 +523,7 @@ fn design(inputs: &Inputs, path: &Path) -> Result<()> {
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(n * 2 + 1)
-        .y_label_formatter(&|y| {
-            let i = y.round();
-            if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
-                names[n - 1 - i as usize].to_owned()
-            } else {
-                String::new()
-            }
-        })
+        .y_label_formatter(&|y| row_label(&names, *y))
         .x_label_formatter(&|x| format!("{x:+.0}%"))
         .x_desc(format!(
             "{} against shipping at the same layout",

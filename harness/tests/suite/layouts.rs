@@ -35,6 +35,15 @@ fn expected(mine: &BTreeMap<u32, u64>, shipping: &BTreeMap<u32, u64>) -> (String
     (verdict.into(), median, pct[0], pct[n - 1])
 }
 
+/// One case and variant's totals by offset.
+fn by_offset(layouts: &[LayoutRow], case: &str, variant: &str) -> BTreeMap<u32, u64> {
+    layouts
+        .iter()
+        .filter(|r| r.case == case && r.variant == variant)
+        .map(|r| (r.offset, r.total))
+        .collect()
+}
+
 fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() <= 0.00005 + 1e-9)
 }
@@ -46,13 +55,7 @@ fn every_verdict_is_what_the_layout_rows_imply() {
         let dir = results().join(backend);
         let layouts: Vec<LayoutRow> = read_csv(&dir.join("layouts.csv")).unwrap();
         let totals: Vec<TotalRow> = read_csv(&dir.join("totals.csv")).unwrap();
-        let of = |case: &str, variant: &str| -> BTreeMap<u32, u64> {
-            layouts
-                .iter()
-                .filter(|r| r.case == case && r.variant == variant)
-                .map(|r| (r.offset, r.total))
-                .collect()
-        };
+        let of = |case: &str, variant: &str| by_offset(&layouts, case, variant);
         assert_eq!(layouts.len(), totals.len() * offsets.len(), "{backend}");
         for t in &totals {
             let what = format!("{backend}/{}/{}", t.case, t.variant);
@@ -154,8 +157,9 @@ fn the_report_opens_with_the_verdicts_of_the_rows() {
     }
 }
 
-/// The design table is the design's rows of `totals.csv`, and its geometric mean is recomputed
-/// here from the medians (ratios, not percents); the target line says what those imply.
+/// The design table's rows are recomputed here from `layouts.csv` (median, range, verdict), and
+/// its geometric mean from those medians (ratios, not percents); the target line says what
+/// they imply.
 #[test]
 fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
     let report = std::fs::read_to_string(results().join("README.md")).unwrap();
@@ -163,13 +167,7 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
         .find("## The lab's design against shipping")
         .expect("the design table");
     let layouts: Vec<LayoutRow> = read_csv(&results().join("gtest").join("layouts.csv")).unwrap();
-    let of = |case: &str, variant: &str| -> BTreeMap<u32, u64> {
-        layouts
-            .iter()
-            .filter(|r| r.case == case && r.variant == variant)
-            .map(|r| (r.offset, r.total))
-            .collect()
-    };
+    let of = |case: &str, variant: &str| by_offset(&layouts, case, variant);
     let design = galloc_variants::DESIGN;
     let mut logs = Vec::new();
     let mut below = 0;
