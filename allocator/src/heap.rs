@@ -91,10 +91,7 @@ impl<B: Backend, F: Front> crate::variant::Composed for Heap<B, F> {
     fn trim(&self) -> bool {
         self.with(|s| {
             // Every unused block of the front first: one pins its whole dlmalloc segment.
-            while let Some(block) = s.front.surplus(0) {
-                // SAFETY: a block dlmalloc gave the front, no longer used.
-                unsafe { s.dl.c_free(block.as_ptr()) }
-            }
+            while s.give_back(0) {}
             // SAFETY: dlmalloc's own entry point, under the lock.
             unsafe { s.dl.trim(0) }
         })
@@ -149,23 +146,27 @@ impl<B: Backend, F: Front> State<B, F> {
         block
     }
 
-    /// Gives back to dlmalloc what the front took from it and no longer uses, but
-    /// [`KEPT_BLOCKS`] of them.
+    /// Gives back to dlmalloc one block the front took from it and no longer uses, if more
+    /// than `keep` are unused (after a free: [`KEPT_BLOCKS`]; at a trim: none); `true` if one
+    /// went back.
     #[inline(always)]
-    fn give_back(&mut self) {
-        if F::REFILL > 0 {
-            if let Some(block) = self.front.surplus(KEPT_BLOCKS) {
-                // SAFETY: a block dlmalloc gave the front (`refill`), no longer used.
-                unsafe { self.dl.c_free(block.as_ptr()) }
-            }
+    fn give_back(&mut self, keep: u32) -> bool {
+        if F::REFILL == 0 {
+            return false;
         }
+        let Some(block) = self.front.surplus(keep) else {
+            return false;
+        };
+        // SAFETY: a block dlmalloc gave the front (`refill`), no longer used.
+        unsafe { self.dl.c_free(block.as_ptr()) };
+        true
     }
 
     #[inline(always)]
     unsafe fn free(&mut self, ptr: *mut u8) {
         if F::ENABLED && self.front.owns(ptr) {
             self.front.free(ptr);
-            self.give_back();
+            self.give_back(KEPT_BLOCKS);
         } else {
             // SAFETY: the caller passes a live pointer this heap's dlmalloc gave out.
             unsafe { self.dl.c_free(ptr) }
@@ -185,7 +186,7 @@ impl<B: Backend, F: Front> State<B, F> {
                 if !new.is_null() {
                     ptr::copy_nonoverlapping(ptr, new, layout.size());
                     self.front.free(ptr);
-                    self.give_back();
+                    self.give_back(KEPT_BLOCKS);
                 }
                 return new;
             }

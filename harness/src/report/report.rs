@@ -343,6 +343,25 @@ impl Inputs {
 const OPS: [&str; 4] = ["malloc", "calloc", "realloc", "free"];
 
 /// A percentage with its sign, 2 decimals.
+/// The cases `backend` has totals for, in result order.
+fn cases_on<'a>(totals: &'a [TotalRow], backend: &str) -> Vec<&'a str> {
+    let mut cases: Vec<&str> = Vec::new();
+    for t in totals.iter().filter(|t| t.backend == backend) {
+        if !cases.contains(&t.case.as_str()) {
+            cases.push(&t.case);
+        }
+    }
+    cases
+}
+
+/// The unit `backend`'s totals are in ("" without any).
+fn unit_on<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
+    totals
+        .iter()
+        .find(|t| t.backend == backend)
+        .map_or("", |t| t.unit.as_str())
+}
+
 fn signed(p: f64) -> String {
     format!("{p:+.2}%")
 }
@@ -376,25 +395,14 @@ fn verdicts(inputs: &Inputs) -> String {
          never frees: Gear's memory persists, so it only grows). `{lead}` decides; `{}` is beside it.\n",
         other.unwrap_or("-")
     );
-    let unit_of = |backend: &str| {
-        inputs
-            .totals
-            .iter()
-            .find(|t| t.backend == backend)
-            .map_or("", |t| t.unit.as_str())
-    };
+    let unit_of = |backend: &str| unit_on(&inputs.totals, backend);
     let (lead_unit, other_unit) = (unit_of(lead), other.map_or("", unit_of));
     let _ = writeln!(
         out,
         "| case | variant | {lead_unit} vs shipping, median | lowest … highest | verdict | {other_unit} median | {other_unit} verdict |"
     );
     let _ = writeln!(out, "| --- | --- | ---: | ---: | --- | ---: | --- |");
-    let mut cases: Vec<&str> = Vec::new();
-    for t in inputs.totals.iter().filter(|t| t.backend == lead) {
-        if !cases.contains(&t.case.as_str()) {
-            cases.push(&t.case);
-        }
-    }
+    let cases = cases_on(&inputs.totals, lead);
     let mut picks = Vec::new();
     for case in cases {
         let best = layout::recommended(&summaries, lead, case);
@@ -447,25 +455,14 @@ fn verdicts(inputs: &Inputs) -> String {
     out
 }
 
-/// Whether a case was held out from the lab's design (a case not in the registry, a program
-/// measured with `--program`, was never designed on).
-pub fn held_out(case: &str) -> bool {
-    crate::scenario::CASES
-        .iter()
-        .find(|c| c.id == case)
-        .is_none_or(|c| c.held_out)
-}
-
 /// The lab's design against shipping on the deciding backend, case by case, against the
 /// target ([`layout::Standing`]); empty without a sweep of it and shipping on every case.
 pub fn standing(inputs: &Inputs) -> Option<(String, layout::Standing)> {
     let lead = crate::results::headline_backend(&inputs.totals)?;
-    let mut cases: Vec<(&str, bool)> = Vec::new();
-    for t in inputs.totals.iter().filter(|t| t.backend == lead) {
-        if !cases.iter().any(|c| c.0 == t.case) {
-            cases.push((&t.case, held_out(&t.case)));
-        }
-    }
+    let cases: Vec<(&str, bool)> = cases_on(&inputs.totals, lead)
+        .into_iter()
+        .map(|c| (c, crate::scenario::held_out(c)))
+        .collect();
     let summaries = layout::summarise(&inputs.layouts);
     Some((lead.to_owned(), layout::standing(&summaries, lead, &cases)?))
 }
@@ -476,11 +473,7 @@ fn design(inputs: &Inputs) -> String {
         return out;
     };
     let lead = lead.as_str();
-    let unit = inputs
-        .totals
-        .iter()
-        .find(|t| t.backend == lead)
-        .map_or("", |t| t.unit.as_str());
+    let unit = unit_on(&inputs.totals, lead);
     let names = |held: bool| -> String {
         let c: Vec<String> = st
             .cases

@@ -184,6 +184,15 @@ pub const CASES: &[Case] = &[
     },
 ];
 
+/// Whether `case` was held out from the lab's design: a registry case says so itself, and any
+/// other (a program measured with `--program` or `pick`) was never designed on.
+pub fn held_out(case: &str) -> bool {
+    CASES
+        .iter()
+        .find(|c| c.id == case)
+        .is_none_or(|c| c.held_out)
+}
+
 /// The cases named in a comma-separated list (`default` = the default cases, `all` = every
 /// case), in report order; an empty list is an error.
 pub fn select(list: &str) -> Result<Vec<&'static Case>> {
