@@ -17,13 +17,13 @@
 //! build of another configuration cannot swap it in between. Editing one variant still rebuilds
 //! only that variant: cargo's freshness check is per unit.
 //!
-//! A warm `just compare` asks for ~140 builds and cargo's check that one is fresh costs ~0.4 s,
+//! A warm `just compare` asks for ~1,260 builds and cargo's check that one is fresh costs ~0.4 s,
 //! most of a warm run. So each build of the lab's own packages leaves a stamp
 //! (`target/lab/stamps/`): the key of everything cargo could read — every file of the
-//! repository outside `target/`, `.git/`, `results/` and `images/` (size and modification
-//! time), the exact command and environment, `rustc -vV`, cargo's own config files — and the
-//! SHA-256 of the `.wasm` it produced. A build whose key and collected `.wasm` match its stamp
-//! skips cargo; anything else, down to touching a file, goes through cargo as before.
+//! repository outside `target/`, `.git/`, `results/` and `images/` but Markdown (path and
+//! content), the exact command and environment, `rustc -vV`, cargo's own config files — and
+//! the SHA-256 of the `.wasm` it produced. A build whose key and collected `.wasm` match its
+//! stamp skips cargo; anything else, down to one changed byte, goes through cargo as before.
 //! Programs outside the repository are always built through cargo.
 //!
 //! Paths are remapped (it changes nothing but the text of panic locations) so the bytes do not
@@ -522,10 +522,16 @@ impl Stamp {
 
 /// The key of what any build of the lab's packages can read besides the registry's sources
 /// (which `Cargo.lock` pins): every file of the repository outside `target/`, `.git/` and
-/// what the lab writes (`results/`, `images/`) by path, size and modification time; the
-/// environment cargo and rustc read (`CARGO*`, `RUST*`); cargo's own config files; and
-/// `rustc -vV`. Computed once per process: a file edited during a run changes the next run's
-/// key, so at worst that run goes through cargo.
+/// what the lab writes (`results/`, `images/`) by path and content; the environment cargo and
+/// rustc read (`CARGO*`, `RUST*`); cargo's own config files; and `rustc -vV`. Computed once per
+/// process: a file edited during a run changes the next run's key, so at worst that run goes
+/// through cargo.
+///
+/// Content, not modification times: a checkout, a rebase or `touch` leaves the bytes cargo
+/// would compile as they were, and builds are reproducible (a fresh clone makes the committed
+/// hashes), so they must not send ~1,260 builds back through cargo (4 min 52 s measured). The
+/// ~2 MB read costs milliseconds. Markdown files are left out: no code here includes one
+/// (`include_str!`), so editing a README changes no build.
 fn tree_key(root: &Path, cargo_home: &Path) -> Result<String> {
     static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     if let Some(key) = KEY.get() {
@@ -549,7 +555,7 @@ fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
             }
             if path.is_dir() {
                 dirs.push(path);
-            } else {
+            } else if path.extension().is_none_or(|e| e != "md") {
                 files.push(path);
             }
         }
@@ -558,15 +564,11 @@ fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
     files.sort();
     let mut h = Sha256::new();
     for file in &files {
-        let Ok(meta) = std::fs::metadata(file) else {
+        let Ok(bytes) = std::fs::read(file) else {
             continue;
         };
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        h.update(format!("{}\0{}\0{modified}\n", file.display(), meta.len()).as_bytes());
+        h.update(format!("{}\0{}\0", file.display(), bytes.len()).as_bytes());
+        h.update(&bytes);
     }
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("CARGO") || k.starts_with("RUST"))

@@ -18,6 +18,7 @@ use galloc_lab::results::{
 };
 use galloc_lab::run::CaseRun;
 use galloc_lab::scenario::{self, Scenario};
+use galloc_lab::staging::Written;
 use galloc_lab::trace;
 use galloc_lab::workspace::Workspace;
 use galloc_variants::Variant;
@@ -447,10 +448,39 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
     }
 
-    // Every file is written to a copy of the results (and of their charts) and moved into
-    // place only once all of them, and the report, have been made: a failure writes nothing.
     let out = std::path::absolute(&out)
         .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
+    // Nothing ran, and nothing the files are made from changed since this very run last wrote
+    // them, and they are still exactly as it wrote them: they are what it would write again.
+    let images = super::report::images_of(ws, &out);
+    let dirs: Vec<&Path> = if images.starts_with(&out) {
+        vec![&out]
+    } else {
+        vec![&out, &images]
+    };
+    let written = Written::of(ws.root(), &dirs);
+    let digest = digest_of(
+        ws,
+        &cache,
+        &jobs,
+        &scenarios,
+        &variants,
+        &builds,
+        (whole, &args.allocator_features),
+    )?;
+    if ran == 0 && !backends.contains(&BackendKind::Node) && written.unchanged(&digest) {
+        let inputs = galloc_lab::report::Inputs::read_for_verdicts(&out)?;
+        println!("{}", inputs.verdicts());
+        println!(
+            "Full report: {} (up to date: no run or input changed since it was written)",
+            out.join("README.md").display()
+        );
+        return Ok(());
+    }
+    written.forget()?;
+
+    // Every file is written to a copy of the results (and of their charts) and moved into
+    // place only once all of them, and the report, have been made: a failure writes nothing.
     let staged = super::report::Staged::begin(ws, &out)?;
     if whole {
         // Only in the staged copy: the real files go only if everything succeeds.
@@ -474,9 +504,56 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         ws, &staged, &out, &backends, &measured, &builds, &scenarios,
     ))?;
     staged.commit()?;
+    written.record(&digest)?;
     println!("{}", report.verdicts());
     println!("Full report: {}", out.join("README.md").display());
     Ok(())
+}
+
+/// The digest of everything a run's files are made from: every run's cache key (which holds
+/// the lab's own bytes, the backend, the scenario and the builds' hashes), every build's
+/// record (`artifacts.csv`), the selection's shape, the toolchain and crate versions the
+/// metadata records, and the charts' font.
+fn digest_of(
+    ws: &Workspace,
+    cache: &RunCache,
+    jobs: &[(BackendKind, usize, usize, Option<usize>)],
+    scenarios: &[Scenario],
+    variants: &[&'static Variant],
+    builds: &BTreeMap<(&str, &str), Builds>,
+    (whole, features): (bool, &str),
+) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut part = |text: &str| {
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    };
+    part(&format!("whole {whole}, features {features}"));
+    for &(backend, ci, vi, point) in jobs {
+        let (s, v) = (&scenarios[ci], variants[vi]);
+        let b = &builds[&(s.package, v.id)];
+        part(&match point {
+            None => cache.key(backend, s, b),
+            Some(p) => cache.key_of_run(backend, s, &b.layouts[p].1.sha256),
+        });
+    }
+    for b in builds.values() {
+        let layouts = b.layouts.iter().map(|(_, a)| a);
+        for a in [&b.plain, &b.probe, &b.twin].into_iter().chain(layouts) {
+            part(&format!(
+                "{} {} {} {:?} {}",
+                a.config,
+                a.path.display(),
+                a.bytes.len(),
+                a.heap_base,
+                a.sha256
+            ));
+        }
+    }
+    part(&galloc_lab::metadata::sources(ws.root())?);
+    part(&galloc_lab::charts::font_identity());
+    Ok(format!("{:x}", h.finalize()))
 }
 
 /// Every results file of the run, the manifest and the report, into the staged copy.

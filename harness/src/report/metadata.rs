@@ -83,6 +83,20 @@ pub fn write(root: &Path, dir: &Path) -> Result<()> {
     crate::results::write_file(&path, json.as_bytes())
 }
 
+/// What the file records beyond the results themselves (toolchain, `wasm-opt`, crate
+/// versions), as one string: part of what a run's files are made from.
+pub fn sources(root: &Path) -> Result<String> {
+    Ok(format!(
+        "{:?}",
+        (
+            tool_version("rustc", "--version"),
+            toolchain(root),
+            tool_version("wasm-opt", "--version"),
+            locked_versions(root)?,
+        )
+    ))
+}
+
 fn results_hash(dir: &Path) -> Result<String> {
     let mut h = Sha256::new();
     for rel in crate::staging::files(dir)? {

@@ -50,6 +50,17 @@ impl Inputs {
     /// Reads `results/<backend>/*.csv` for every backend that has results, and
     /// `results/agreement.csv`.
     pub fn read(dir: &Path) -> Result<Self> {
+        Self::read_parts(dir, true)
+    }
+
+    /// Reads only what the verdict table needs (every backend's totals and layouts): a run
+    /// that found the results already up to date prints the table without the million rows
+    /// of messages and traces the charts need.
+    pub fn read_for_verdicts(dir: &Path) -> Result<Self> {
+        Self::read_parts(dir, false)
+    }
+
+    fn read_parts(dir: &Path, all: bool) -> Result<Self> {
         let mut inputs = Inputs {
             totals: Vec::new(),
             ops: Vec::new(),
@@ -68,6 +79,14 @@ impl Inputs {
             inputs
                 .totals
                 .extend(read_csv::<TotalRow>(&d.join("totals.csv"))?);
+            if d.join("layouts.csv").exists() {
+                inputs
+                    .layouts
+                    .extend(read_csv::<LayoutRow>(&d.join("layouts.csv"))?);
+            }
+            if !all {
+                continue;
+            }
             inputs.ops.extend(read_csv::<OpRow>(&d.join("ops.csv"))?);
             inputs
                 .checks
@@ -77,16 +96,14 @@ impl Inputs {
                     .pages
                     .extend(read_csv::<PagesRow>(&d.join("pages.csv"))?);
             }
-            if d.join("layouts.csv").exists() {
-                inputs
-                    .layouts
-                    .extend(read_csv::<LayoutRow>(&d.join("layouts.csv"))?);
-            }
             if d.join("messages.csv.zst").exists() {
                 inputs
                     .messages
                     .extend(read_csv::<MessageRow>(&d.join("messages.csv.zst"))?);
             }
+        }
+        if !all {
+            return Ok(inputs);
         }
         for t in &inputs.totals {
             let key = (t.case.clone(), t.variant.clone());
@@ -149,78 +166,74 @@ impl Inputs {
         )
     }
 
-    /// What the manifest lists and the files lack, one line each.
+    /// What the manifest lists and the files lack, one line each. Each table is counted once
+    /// by (backend, case, variant): scanning every table per manifest row was quadratic, and
+    /// with ~250 rows against a million message rows it was most of a warm `just compare`.
     fn missing(&self, manifest: &[MeasuredRow]) -> Vec<String> {
-        let mut out = Vec::new();
-        let count = |n: usize, what: &str, want: usize, m: &MeasuredRow, out: &mut Vec<String>| {
-            if n != want {
-                out.push(format!(
-                    "{}/{}/{}: {n} {what} (want {want})",
-                    m.backend, m.case, m.variant
-                ));
+        type Key<'a> = (&'a str, &'a str, &'a str);
+        fn tally<'a, R>(rows: &'a [R], key: impl Fn(&'a R) -> Key<'a>) -> BTreeMap<Key<'a>, usize> {
+            let mut n = BTreeMap::new();
+            for r in rows {
+                *n.entry(key(r)).or_insert(0) += 1;
             }
-        };
-        let is = |b: &str, c: &str, v: &str, m: &MeasuredRow| {
-            (b, c, v) == (m.backend.as_str(), m.case.as_str(), m.variant.as_str())
-        };
+            n
+        }
+        let totals = tally(&self.totals, |r| (&r.backend, &r.case, &r.variant));
+        let ops = tally(&self.ops, |r| (&r.backend, &r.case, &r.variant));
+        let checks = tally(&self.checks, |r| (&r.backend, &r.case, &r.variant));
+        let messages = tally(&self.messages, |r| (&r.backend, &r.case, &r.variant));
+        let pages = tally(&self.pages, |r| (&r.backend, &r.case, &r.variant));
+        let at_zero: BTreeMap<Key, u64> = self
+            .layouts
+            .iter()
+            .filter(|r| r.offset == 0)
+            .map(|r| {
+                (
+                    (r.backend.as_str(), r.case.as_str(), r.variant.as_str()),
+                    r.total,
+                )
+            })
+            .collect();
+        let mut out = Vec::new();
         for m in manifest {
-            let totals: Vec<&TotalRow> = self
+            let k: Key = (&m.backend, &m.case, &m.variant);
+            let short = |table: &BTreeMap<Key, usize>, what: &str, want: usize| {
+                let n = table.get(&k).copied().unwrap_or(0);
+                (n != want).then(|| {
+                    format!(
+                        "{}/{}/{}: {n} {what} (want {want})",
+                        m.backend, m.case, m.variant
+                    )
+                })
+            };
+            out.extend(short(&totals, "rows in totals.csv", 1));
+            out.extend(short(&ops, "rows in ops.csv", 4));
+            out.extend(short(&checks, "rows in probe-validation.csv", 1));
+            if let Some(t) = self
                 .totals
                 .iter()
-                .filter(|r| is(&r.backend, &r.case, &r.variant, m))
-                .collect();
-            count(totals.len(), "rows in totals.csv", 1, m, &mut out);
-            let ops = self
-                .ops
-                .iter()
-                .filter(|r| is(&r.backend, &r.case, &r.variant, m));
-            count(ops.count(), "rows in ops.csv", 4, m, &mut out);
-            let checks = self
-                .checks
-                .iter()
-                .filter(|r| is(&r.backend, &r.case, &r.variant, m));
-            count(
-                checks.count(),
-                "rows in probe-validation.csv",
-                1,
-                m,
-                &mut out,
-            );
-            if let Some(t) = totals.first() {
-                let at_zero = self
-                    .layouts
-                    .iter()
-                    .find(|r| is(&r.backend, &r.case, &r.variant, m) && r.offset == 0);
-                match at_zero {
+                .find(|r| (r.backend.as_str(), r.case.as_str(), r.variant.as_str()) == k)
+            {
+                match at_zero.get(&k) {
                     None => out.push(format!(
                         "{}/{}/{}: no row at offset 0 in layouts.csv",
                         m.backend, m.case, m.variant
                     )),
-                    Some(r) if r.total != t.total => out.push(format!(
-                        "{}/{}/{}: layouts.csv has total {} at offset 0, totals.csv {}",
-                        m.backend, m.case, m.variant, r.total, t.total
+                    Some(&total) if total != t.total => out.push(format!(
+                        "{}/{}/{}: layouts.csv has total {total} at offset 0, totals.csv {}",
+                        m.backend, m.case, m.variant, t.total
                     )),
                     Some(_) => {}
                 }
-                let messages = self
-                    .messages
-                    .iter()
-                    .filter(|r| is(&r.backend, &r.case, &r.variant, m));
-                count(
-                    messages.count(),
+                out.extend(short(
+                    &messages,
                     "rows in messages.csv.zst",
                     t.messages as usize,
-                    m,
-                    &mut out,
-                );
+                ));
             }
             let kind = BackendKind::ALL.into_iter().find(|k| k.name() == m.backend);
             if kind.is_some_and(BackendKind::records_calls) {
-                let pages = self
-                    .pages
-                    .iter()
-                    .filter(|r| is(&r.backend, &r.case, &r.variant, m));
-                count(pages.count(), "rows in pages.csv", 1, m, &mut out);
+                out.extend(short(&pages, "rows in pages.csv", 1));
                 if !self
                     .traces
                     .contains_key(&(m.case.clone(), m.variant.clone()))

@@ -7,6 +7,7 @@
 //! module, a panic) leaves the real directories as they were.
 
 use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Copies of the directories a command writes.
@@ -93,6 +94,82 @@ impl Drop for Staging {
     }
 }
 
+/// What a command last wrote into some directories, and the digest of everything it made them
+/// from (`target/lab/written/`, one record per set of directories). A run whose digest is the
+/// recorded one, finding every file there exactly as written (none added, removed or changed),
+/// would write the very same bytes: it can say so and stop. That is a warm `just compare`
+/// with nothing changed: re-reading a million result rows and redrawing 30 charts to rewrite
+/// identical files took ~8 s of it.
+pub struct Written {
+    path: PathBuf,
+    dirs: Vec<PathBuf>,
+}
+
+impl Written {
+    /// The record for `dirs` (absolute paths) under `workspace`.
+    pub fn of(workspace: &Path, dirs: &[&Path]) -> Written {
+        let mut h = Sha256::new();
+        for d in dirs {
+            h.update(d.to_string_lossy().as_bytes());
+            h.update(b"\0");
+        }
+        Written {
+            path: workspace
+                .join("target/lab/written")
+                .join(crate::build::hex(&h.finalize())),
+            dirs: dirs.iter().map(|d| d.to_path_buf()).collect(),
+        }
+    }
+
+    /// Whether the last record is for `digest` and the files are still exactly what it lists.
+    pub fn unchanged(&self, digest: &str) -> bool {
+        let Ok(text) = std::fs::read_to_string(&self.path) else {
+            return false;
+        };
+        let mut lines = text.lines();
+        if lines.next() != Some(digest) {
+            return false;
+        }
+        self.listing().is_ok_and(|now| lines.eq(now.lines()))
+    }
+
+    /// Records `digest` and the files as they are now (after a commit).
+    pub fn record(&self, digest: &str) -> Result<()> {
+        let text = format!("{digest}\n{}", self.listing()?);
+        let dir = self.path.parent().expect("a record has a directory");
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::results::write_file(&self.path, text.as_bytes())
+    }
+
+    /// Forgets the record: the files are about to change.
+    pub fn forget(&self) -> Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", self.path.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// One line per file: directory index, SHA-256, path relative to the directory.
+    fn listing(&self) -> Result<String> {
+        let mut out = String::new();
+        for (i, dir) in self.dirs.iter().enumerate() {
+            if !dir.is_dir() {
+                continue;
+            }
+            for rel in files(dir)? {
+                let path = dir.join(&rel);
+                let bytes = std::fs::read(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let sha = crate::build::hex(&Sha256::digest(&bytes));
+                out.push_str(&format!("{i} {sha} {}\n", rel.display()));
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Every file under `dir`, as paths relative to it, sorted.
 pub fn files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -171,5 +248,40 @@ mod tests {
         );
         assert_eq!(std::fs::read(real.join("added.csv")).unwrap(), b"a");
         assert!(!real.join("gone.csv").exists());
+    }
+
+    /// A record vouches only for its own digest and for the files exactly as they were.
+    #[test]
+    fn written_files_are_unchanged_only_as_recorded() {
+        let ws = tempfile::tempdir().unwrap();
+        let (results, images) = (ws.path().join("results"), ws.path().join("images"));
+        std::fs::create_dir_all(results.join("gtest")).unwrap();
+        std::fs::create_dir_all(&images).unwrap();
+        std::fs::write(results.join("gtest/totals.csv"), "t").unwrap();
+        std::fs::write(images.join("a.png"), "png").unwrap();
+        let w = Written::of(ws.path(), &[&results, &images]);
+        assert!(!w.unchanged("d"), "nothing recorded yet");
+        w.record("d").unwrap();
+        assert!(w.unchanged("d"));
+        assert!(!w.unchanged("e"), "another digest");
+
+        std::fs::write(images.join("a.png"), "PNG").unwrap();
+        assert!(!w.unchanged("d"), "a file changed");
+        std::fs::write(images.join("a.png"), "png").unwrap();
+        assert!(w.unchanged("d"), "put back byte for byte");
+        std::fs::write(results.join("extra.csv"), "x").unwrap();
+        assert!(!w.unchanged("d"), "a file added");
+        std::fs::remove_file(results.join("extra.csv")).unwrap();
+        std::fs::remove_file(results.join("gtest/totals.csv")).unwrap();
+        assert!(!w.unchanged("d"), "a file removed");
+        std::fs::write(results.join("gtest/totals.csv"), "t").unwrap();
+        assert!(w.unchanged("d"));
+        w.forget().unwrap();
+        assert!(!w.unchanged("d"), "forgotten");
+        w.forget().unwrap();
+        assert!(
+            !Written::of(ws.path(), &[&results]).unchanged("d"),
+            "other directories"
+        );
     }
 }
