@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use galloc_lab::agreement::{agreement, Pair};
 use galloc_lab::backend::{node, BackendKind};
 use galloc_lab::build::{BuildRequest, PostProcess};
-use galloc_lab::cache::RunCache;
+use galloc_lab::cache::{Fingerprint, RunCache};
 use galloc_lab::external::Program;
 use galloc_lab::layout;
 use galloc_lab::measure::{
@@ -243,6 +243,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let points = offsets.iter().filter(|o| **o > 0).count();
 
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
+    let prints: Vec<Fingerprint> = scenarios.iter().map(RunCache::fingerprint).collect();
     // Every run is its own job: the case's three builds, or one layout of its plain build.
     // They run on every core (each on a fresh chain or meter of its own), and their results
     // are put back in order, so the files do not depend on which finished first. A node is
@@ -340,7 +341,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             };
             let Some(p) = point else {
-                let key = cache.key(backend, s, &b);
+                let key = cache.key(backend, &prints[ci], &b);
                 if let Some(m) = keep.then(|| cache.load(&key, backend)).flatten() {
                     count(true);
                     bar.inc(3 * m.plain.messages.len() as u64);
@@ -357,7 +358,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 return Ok(Some(Ran::Case(Box::new(m))));
             };
             let artifact = &b.layouts[p].1;
-            let key = cache.key_of_run(backend, s, &artifact.sha256);
+            let key = cache.key_of_run(backend, &prints[ci], &artifact.sha256);
             let run = match keep.then(|| cache.load_run(&key)).flatten() {
                 Some(run) => {
                     count(true);
@@ -463,7 +464,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         ws,
         &cache,
         &jobs,
-        &scenarios,
+        (&scenarios, &prints),
         &variants,
         &builds,
         (whole, &args.allocator_features),
@@ -518,7 +519,7 @@ fn digest_of(
     ws: &Workspace,
     cache: &RunCache,
     jobs: &[(BackendKind, usize, usize, Option<usize>)],
-    scenarios: &[Scenario],
+    (scenarios, prints): (&[Scenario], &[Fingerprint]),
     variants: &[&'static Variant],
     builds: &BTreeMap<(&str, &str), Builds>,
     (whole, features): (bool, &str),
@@ -534,8 +535,8 @@ fn digest_of(
         let (s, v) = (&scenarios[ci], variants[vi]);
         let b = &builds[&(s.package, v.id)];
         part(&match point {
-            None => cache.key(backend, s, b),
-            Some(p) => cache.key_of_run(backend, s, &b.layouts[p].1.sha256),
+            None => cache.key(backend, &prints[ci], b),
+            Some(p) => cache.key_of_run(backend, &prints[ci], &b.layouts[p].1.sha256),
         });
     }
     for b in builds.values() {
