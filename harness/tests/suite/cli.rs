@@ -3,6 +3,12 @@
 use std::process::Command;
 
 pub fn lab(args: &[&str]) -> (bool, String) {
+    let (ok, _, err) = lab_printing(args);
+    (ok, err)
+}
+
+/// Runs `lab` with `args`: whether it succeeded, its standard output and its standard error.
+pub fn lab_printing(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lab"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -10,6 +16,7 @@ pub fn lab(args: &[&str]) -> (bool, String) {
         .expect("run lab");
     (
         out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }

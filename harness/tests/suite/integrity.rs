@@ -390,6 +390,37 @@ fn a_partial_rerun_changes_nothing_and_a_changed_build_is_rebuilt() {
     assert!(ok, "{err}");
     same_as_committed();
 
+    // Nothing ran and nothing changed: the files are already what the run makes, and it says
+    // so instead of writing them. A file gone is not "as written": the next run writes again.
+    let again = || {
+        let (ok, out, err) = crate::cli::lab_printing(&[
+            "measure",
+            "--quiet",
+            "--cases",
+            "nft",
+            "--variants",
+            "no-buffer",
+            "--backends",
+            "wasmtime",
+            "--out",
+            copy.path().to_str().unwrap(),
+        ]);
+        assert!(ok, "{err}");
+        out.contains("(up to date: no run or input changed since it was written)")
+    };
+    assert!(again(), "a second identical run rewrote the results");
+    std::fs::remove_file(copy.path().join("README.md")).unwrap();
+    assert!(
+        !again(),
+        "a results file was removed, yet the run wrote nothing"
+    );
+    assert!(
+        copy.path().join("README.md").is_file(),
+        "the report is back"
+    );
+    assert!(again());
+    same_as_committed();
+
     // This probe build is measured by this test alone (the others use static-buffer's, or
     // plain builds), so no other test rebuilds it in between.
     let opt = results().join("../target/artifacts/lab-nft/no-buffer+probe.opt.wasm");
