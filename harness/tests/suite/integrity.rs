@@ -359,20 +359,19 @@ fn scenario_mistakes_name_the_file_and_message() {
 #[test]
 fn a_partial_rerun_changes_nothing_and_a_changed_build_is_rebuilt() {
     let copy = copy_of_results();
-    let rerun = || {
-        lab(&[
-            "measure",
-            "--quiet",
-            "--cases",
-            "nft",
-            "--variants",
-            "no-buffer",
-            "--backends",
-            "wasmtime",
-            "--out",
-            copy.path().to_str().unwrap(),
-        ])
-    };
+    let args = [
+        "measure",
+        "--quiet",
+        "--cases",
+        "nft",
+        "--variants",
+        "no-buffer",
+        "--backends",
+        "wasmtime",
+        "--out",
+        copy.path().to_str().unwrap(),
+    ];
+    let rerun = || lab(&args);
     let same_as_committed = || {
         for rel in files(&results()) {
             let name = rel.to_string_lossy();
@@ -393,18 +392,7 @@ fn a_partial_rerun_changes_nothing_and_a_changed_build_is_rebuilt() {
     // Nothing ran and nothing changed: the files are already what the run makes, and it says
     // so instead of writing them. A file gone is not "as written": the next run writes again.
     let again = || {
-        let (ok, out, err) = crate::cli::lab_printing(&[
-            "measure",
-            "--quiet",
-            "--cases",
-            "nft",
-            "--variants",
-            "no-buffer",
-            "--backends",
-            "wasmtime",
-            "--out",
-            copy.path().to_str().unwrap(),
-        ]);
+        let (ok, out, err) = crate::cli::lab_printing(&args);
         assert!(ok, "{err}");
         out.contains("(up to date: no run or input changed since it was written)")
     };
