@@ -81,7 +81,7 @@ bench-compare variant="multi-buffers" fresh="no": setup
     trap 'cp target/lab/bench-lib.rs allocator/src/lib.rs' EXIT
     echo '// bench-compare: an edit that changes no Wasm byte' >> allocator/src/lib.rs
     touched=$(t just compare)
-    cp target/lab/bench-lib.rs allocator/src/lib.rs
+    cp target/lab/bench-lib.rs allocator/src/lib.rs && trap - EXIT
     one=$(t bash -c "just sizes {{variant}} && cargo run -q --locked -p galloc-lab --bin lab -- measure --fresh --backends wasmtime,gtest --variants {{variant}} --quiet")
     rows="$rows"$'\n'"warm compare,$warm"$'\n'"allocator edited (no Wasm byte changed): all variants rebuilt,$touched"$'\n'"one variant ({{variant}}) rebuilt and re-run,$one"
     echo "$rows" | tee target/lab/bench-compare.csv

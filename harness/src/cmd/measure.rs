@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use galloc_lab::agreement::{agreement, Pair};
 use galloc_lab::backend::{node, BackendKind};
 use galloc_lab::build::{BuildRequest, PostProcess};
-use galloc_lab::cache::{Fingerprint, RunCache};
+use galloc_lab::cache::{digest_of_parts, Fingerprint, RunCache};
 use galloc_lab::external::Program;
 use galloc_lab::layout;
 use galloc_lab::measure::{
@@ -24,7 +24,7 @@ use galloc_lab::workspace::Workspace;
 use galloc_variants::Variant;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -453,13 +453,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
     // Nothing ran, and nothing the files are made from changed since this very run last wrote
     // them, and they are still exactly as it wrote them: they are what it would write again.
-    let images = super::report::images_of(ws, &out);
-    let dirs: Vec<&Path> = if images.starts_with(&out) {
-        vec![&out]
-    } else {
-        vec![&out, &images]
-    };
-    let written = Written::of(ws.root(), &dirs);
+    let dirs = super::report::staged_dirs(ws, &out);
+    let written = Written::of(
+        ws.root(),
+        &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
     let digest = digest_of(
         ws,
         &cache,
@@ -512,9 +510,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 }
 
 /// The digest of everything a run's files are made from: every run's cache key (which holds
-/// the lab's own bytes, the backend, the scenario and the builds' hashes), every build's
-/// record (`artifacts.csv`), the selection's shape, the toolchain and crate versions the
-/// metadata records, and the charts' font.
+/// the lab's own bytes, the backend, the scenario and the builds' hashes), every build (its
+/// file and hash: what `artifacts.csv` is read from), the selection's shape, the toolchain and
+/// crate versions the metadata records, and the charts' font.
 fn digest_of(
     ws: &Workspace,
     cache: &RunCache,
@@ -524,17 +522,11 @@ fn digest_of(
     builds: &BTreeMap<(&str, &str), Builds>,
     (whole, features): (bool, &str),
 ) -> Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    let mut part = |text: &str| {
-        h.update((text.len() as u64).to_le_bytes());
-        h.update(text.as_bytes());
-    };
-    part(&format!("whole {whole}, features {features}"));
+    let mut parts = vec![format!("whole {whole}, features {features}")];
     for &(backend, ci, vi, point) in jobs {
         let (s, v) = (&scenarios[ci], variants[vi]);
         let b = &builds[&(s.package, v.id)];
-        part(&match point {
+        parts.push(match point {
             None => cache.key(backend, &prints[ci], b),
             Some(p) => cache.key_of_run(backend, &prints[ci], &b.layouts[p].1.sha256),
         });
@@ -542,19 +534,12 @@ fn digest_of(
     for b in builds.values() {
         let layouts = b.layouts.iter().map(|(_, a)| a);
         for a in [&b.plain, &b.probe, &b.twin].into_iter().chain(layouts) {
-            part(&format!(
-                "{} {} {} {:?} {}",
-                a.config,
-                a.path.display(),
-                a.bytes.len(),
-                a.heap_base,
-                a.sha256
-            ));
+            parts.push(format!("{} {}", a.path.display(), a.sha256));
         }
     }
-    part(&galloc_lab::metadata::sources(ws.root())?);
-    part(&galloc_lab::charts::font_identity());
-    Ok(format!("{:x}", h.finalize()))
+    parts.push(galloc_lab::metadata::sources(ws.root())?);
+    parts.push(galloc_lab::charts::font_identity());
+    Ok(digest_of_parts(parts.iter().map(String::as_str)))
 }
 
 /// Every results file of the run, the manifest and the report, into the staged copy.

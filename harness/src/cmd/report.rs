@@ -48,11 +48,11 @@ impl Staged {
     pub fn begin(ws: &Workspace, real: &Path) -> Result<Staged> {
         let images = images_of(ws, real);
         let real_images = images.clone();
-        // A directory's own `images/` is staged with it.
-        let staging = match images.strip_prefix(real) {
-            Ok(_) => Staging::begin(ws.root(), &[real])?,
-            Err(_) => Staging::begin(ws.root(), &[real, &images])?,
-        };
+        let dirs = staged_dirs(ws, real);
+        let staging = Staging::begin(
+            ws.root(),
+            &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        )?;
         let dir = staging.dir(real).to_path_buf();
         let images = match images.strip_prefix(real) {
             Ok(rel) => dir.join(rel),
@@ -82,6 +82,17 @@ impl Staged {
     /// Moves what changed into place.
     pub fn commit(self) -> Result<()> {
         self.staging.commit().map(drop)
+    }
+}
+
+/// The directories a command writing the results in `dir` writes: `dir`, and its charts'
+/// directory unless that is inside it (a directory's own `images/` goes with it).
+pub fn staged_dirs(ws: &Workspace, dir: &Path) -> Vec<PathBuf> {
+    let images = images_of(ws, dir);
+    if images.starts_with(dir) {
+        vec![dir.to_path_buf()]
+    } else {
+        vec![dir.to_path_buf(), images]
     }
 }
 

@@ -355,7 +355,6 @@ impl Inputs {
 
 const OPS: [&str; 4] = ["malloc", "calloc", "realloc", "free"];
 
-/// A percentage with its sign, 2 decimals.
 /// The cases `backend` has totals for, in result order.
 fn cases_on<'a>(totals: &'a [TotalRow], backend: &str) -> Vec<&'a str> {
     let mut cases: Vec<&str> = Vec::new();
@@ -375,6 +374,7 @@ fn unit_on<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
         .map_or("", |t| t.unit.as_str())
 }
 
+/// A percentage with its sign, 2 decimals.
 fn signed(p: f64) -> String {
     format!("{p:+.2}%")
 }

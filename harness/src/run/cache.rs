@@ -22,6 +22,17 @@ use std::path::PathBuf;
 /// Bumped whenever the stored layout below changes.
 const FORMAT: u32 = 3;
 
+/// The SHA-256 (hex) of `parts`, each preceded by its length so that no two lists of parts
+/// hash alike: the run keys, and the digest of everything a run's files are made from.
+pub fn digest_of_parts<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    hex(&h.finalize())
+}
+
 /// A scenario as its runs' keys see it ([`RunCache::fingerprint`]).
 pub struct Fingerprint(String);
 
@@ -54,37 +65,27 @@ impl RunCache {
 
     /// The key of a scenario's runs of `builds` on `backend`.
     pub fn key(&self, backend: BackendKind, scenario: &Fingerprint, builds: &Builds) -> String {
-        let mut h = Sha256::new();
-        for part in [
-            FORMAT.to_string(),
-            self.harness.clone(),
-            backend.name().to_owned(),
-            scenario.0.clone(),
-            builds.plain.sha256.clone(),
-            builds.probe.sha256.clone(),
-            builds.twin.sha256.clone(),
-        ] {
-            h.update((part.len() as u64).to_le_bytes());
-            h.update(part.as_bytes());
-        }
-        hex(&h.finalize())
+        digest_of_parts([
+            &FORMAT.to_string(),
+            &self.harness,
+            backend.name(),
+            &scenario.0,
+            &builds.plain.sha256,
+            &builds.probe.sha256,
+            &builds.twin.sha256,
+        ])
     }
 
     /// The key of a scenario's run of one build alone (a point of the layout sweep).
     pub fn key_of_run(&self, backend: BackendKind, scenario: &Fingerprint, sha256: &str) -> String {
-        let mut h = Sha256::new();
-        for part in [
-            FORMAT.to_string(),
-            self.harness.clone(),
-            backend.name().to_owned(),
-            scenario.0.clone(),
-            "one run".to_owned(),
-            sha256.to_owned(),
-        ] {
-            h.update((part.len() as u64).to_le_bytes());
-            h.update(part.as_bytes());
-        }
-        hex(&h.finalize())
+        digest_of_parts([
+            &FORMAT.to_string(),
+            &self.harness,
+            backend.name(),
+            &scenario.0,
+            "one run",
+            sha256,
+        ])
     }
 
     /// The one run kept under `key` ([`RunCache::key_of_run`]), if any.
