@@ -173,7 +173,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
     ]
     .join(" ");
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = crate::workspace::cargo_command();
     cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
         .args(["--target", TARGET]);
     // An outside program's galloc shim and the variant it links, written under the lock.
@@ -570,8 +570,10 @@ fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
         h.update(format!("{}\0{}\0", file.display(), bytes.len()).as_bytes());
         h.update(&bytes);
     }
+    // What the build's cargo sees: the lint wrapper's variables are not passed on.
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("CARGO") || k.starts_with("RUST"))
+        .filter(|(k, _)| !crate::workspace::LINT_WRAPPER_ENV.contains(&k.as_str()))
         .collect();
     env.sort();
     h.update(format!("{env:?}").as_bytes());

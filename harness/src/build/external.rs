@@ -82,7 +82,7 @@ impl Program {
 
     /// The `Cargo.lock` cargo will write for this program (its workspace's).
     fn lock_file(&self) -> Result<PathBuf> {
-        let out = std::process::Command::new(cargo())
+        let out = crate::workspace::cargo_command()
             .args(["locate-project", "--workspace", "--message-format", "plain"])
             .arg("--manifest-path")
             .arg(&self.manifest)
@@ -127,10 +127,6 @@ pub fn case_of(file: &Path) -> Result<&str> {
 /// Where `lab measure --program` writes a case's results unless told (`--out`).
 pub fn default_out(ws: &Workspace, case: &str) -> PathBuf {
     ws.root().join("target/lab/programs").join(case)
-}
-
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
 }
 
 fn read_toml(path: &Path) -> Result<toml::Table> {

@@ -58,3 +58,38 @@ impl Workspace {
         self.root.join("target/artifacts")
     }
 }
+
+/// What cargo's workspace wrapper leaves behind in the environment: the wrapper itself and
+/// clippy's arguments. `just ready` sets both so that clippy lints the lab's own crates while
+/// `just test` builds them (one build of the gtest and wasmtime trees instead of a build and a
+/// clippy check). A build the lab starts must not inherit them: clippy compiles with MIR
+/// optimisations off, so a program built through it would not be the bytes Gear deploys, and
+/// a timed replayer would be timed unoptimised.
+pub const LINT_WRAPPER_ENV: [&str; 2] = ["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
+
+/// `cargo` as the lab runs it for its own builds (the one that runs the lab, if any), without
+/// the lint wrapper's environment ([`LINT_WRAPPER_ENV`]).
+pub fn cargo_command() -> std::process::Command {
+    let mut cmd =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for var in LINT_WRAPPER_ENV {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_s_own_builds_do_not_inherit_the_lint_wrapper() {
+        let cmd = cargo_command();
+        let removed: Vec<_> = cmd
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(key, _)| key.to_str().expect("ASCII"))
+            .collect();
+        assert_eq!(removed, ["CLIPPY_ARGS", "RUSTC_WORKSPACE_WRAPPER"]);
+    }
+}

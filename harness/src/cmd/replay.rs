@@ -15,7 +15,6 @@ use galloc_variants::Variant;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -283,7 +282,7 @@ fn print_table(rows: &[Row]) {
 /// own target directory so variants do not rebuild each other.
 fn native_replayer(ws: &Workspace, v: &Variant) -> Result<PathBuf> {
     let target = ws.target_dir(&format!("native-{}", v.id));
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = galloc_lab::workspace::cargo_command()
         .current_dir(ws.root())
         .args([
             "build",
