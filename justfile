@@ -152,7 +152,7 @@ fuzz variants="all" seconds="600": setup
         echo "fuzz: $v: {{seconds}} s, $runs runs ($((runs / {{seconds}})) a second), $cov, no finding"
     done
 
-# Exactly what CI runs: `just lint`, `just test`, the gate and a short fuzz. The host crates and the node backend are linted as `just test` and the gate build them (`linted`), with clippy's lints and `-D warnings` on the same targets `just lint` checks (libraries, binaries, tests) and on each variant's tests besides: on a clean machine `cargo clippy` first checked the gtest and wasmtime trees once more (16 min of CI's 62).
+# Exactly what CI runs: `just lint`, `just test`, the gate and a short fuzz. The host crates and the node backend are linted as `just test` and the gate build them (`linted`), with clippy's lints and `-D warnings` on the same targets `just lint` checks (libraries, binaries, tests) and on each variant's tests besides: on a clean machine `cargo clippy` first checked the gtest, wasmtime and gclient trees once more (1,056 s; `.ci/run` from a clean clone went from 65 to 52 min).
 ready: _fmt _lint-targets
     {{linted}} just test
     {{linted}} just gate
