@@ -484,7 +484,22 @@ impl Stamp {
         for arg in cmd.get_args() {
             h.update(format!("\0{arg:?}").as_bytes());
         }
+        // The environment cargo and rustc will see: the lab's own `CARGO*` and `RUST*`
+        // variables as the command leaves them (it sets some and removes others), and what it
+        // sets besides.
+        let mut env: std::collections::BTreeMap<_, _> = std::env::vars_os()
+            .filter(|(k, _)| {
+                let k = k.to_string_lossy();
+                k.starts_with("CARGO") || k.starts_with("RUST")
+            })
+            .collect();
         for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => env.insert(k.to_owned(), v.to_owned()),
+                None => env.remove(k),
+            };
+        }
+        for (k, v) in &env {
             h.update(format!("\0{k:?}={v:?}").as_bytes());
         }
         h.update(format!("\0{:?}", cmd.get_current_dir()).as_bytes());
@@ -522,8 +537,8 @@ impl Stamp {
 
 /// The key of what any build of the lab's packages can read besides the registry's sources
 /// (which `Cargo.lock` pins): every file of the repository outside `target/`, `.git/` and
-/// what the lab writes (`results/`, `images/`) by path and content; the environment cargo and
-/// rustc read (`CARGO*`, `RUST*`); cargo's own config files; and `rustc -vV`. Computed once per
+/// what the lab writes (`results/`, `images/`) by path and content; cargo's own config files;
+/// and `rustc -vV` (the environment is each build's: [`Stamp::new`]). Computed once per
 /// process: a file edited during a run changes the next run's key, so at worst that run goes
 /// through cargo.
 ///
@@ -570,13 +585,6 @@ fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
         h.update(format!("{}\0{}\0", file.display(), bytes.len()).as_bytes());
         h.update(&bytes);
     }
-    // What the build's cargo sees: the lint wrapper's variables are not passed on.
-    let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("CARGO") || k.starts_with("RUST"))
-        .filter(|(k, _)| !crate::workspace::LINT_WRAPPER_ENV.contains(&k.as_str()))
-        .collect();
-    env.sort();
-    h.update(format!("{env:?}").as_bytes());
     h.update(rustc_version()?.as_bytes());
     Ok(hex(&h.finalize()))
 }

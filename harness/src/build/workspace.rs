@@ -65,7 +65,7 @@ impl Workspace {
 /// clippy check). A build the lab starts must not inherit them: clippy compiles with MIR
 /// optimisations off, so a program built through it would not be the bytes Gear deploys, and
 /// a timed replayer would be timed unoptimised.
-pub const LINT_WRAPPER_ENV: [&str; 2] = ["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
+const LINT_WRAPPER_ENV: [&str; 2] = ["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
 
 /// `cargo` as the lab runs it for its own builds (the one that runs the lab, if any), without
 /// the lint wrapper's environment ([`LINT_WRAPPER_ENV`]).
