@@ -52,7 +52,7 @@ gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 report:
     cargo run --locked -p galloc-lab --bin lab -- report
 
-# Benchmark `just compare` itself: warm with nothing changed; after an edit to the allocator that changes no Wasm byte (every variant rebuilt, no run repeated); and one variant rebuilt and re-run from scratch, as after editing it. With fresh=yes, first `just compare` in a fresh clone of HEAD (its own target dir: the lab tree, every build and run; about 85 min here), which must reproduce results/ and images/ byte for byte. Prints seconds; writes target/lab/bench-compare.csv.
+# Benchmark `just compare` itself: warm with nothing changed; after an edit to the allocator that changes no Wasm byte (every variant rebuilt, no run repeated); and one variant rebuilt and re-run from scratch, as after editing it. With fresh=yes, first `just compare` in a fresh clone of HEAD (its own target dir: the lab tree, every build and run; 58 min 37 s here), which must reproduce results/ and images/ byte for byte. Prints seconds; writes target/lab/bench-compare.csv.
 bench-compare variant="multi-buffers" fresh="no": setup
     #!/usr/bin/env bash
     set -euo pipefail
