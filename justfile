@@ -48,6 +48,12 @@ bless variants="all" cases="default" backends="all": (compare variants cases bac
 # The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
 gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 
+# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; the points of the default sweep and of its stratified successor are among them) into target/lab/sweep-check, then holds the default sweep against that grid (`lab sweep-check --layouts 16 --stratified --fuel-stride 4` holds the successor): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails. Not in CI (25 min here): README, "Is the sweep enough?" has its table.
+sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends="wasmtime,gtest": setup
+    rm -rf target/lab/sweep-check
+    cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
+    cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
+
 # Re-render the report (results/README.md) from results/*.csv, running nothing.
 report:
     cargo run --locked -p galloc-lab --bin lab -- report

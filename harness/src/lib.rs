@@ -11,6 +11,7 @@
 //! - [`measure`]: one case on one variant: three builds, three runs, their rows.
 //! - [`report`]: tables rendered from result rows.
 //! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
+//! - [`sweep`]: whether the default sweep is enough, against a dense grid.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 //! - [`staging`]: a command's outputs reach the real directories only if it succeeds.
@@ -53,6 +54,8 @@ pub mod run;
 pub mod scenario;
 #[path = "report/staging.rs"]
 pub mod staging;
+#[path = "analyse/sweep.rs"]
+pub mod sweep;
 pub mod trace;
 #[path = "build/wasm.rs"]
 pub mod wasm;

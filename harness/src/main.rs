@@ -45,6 +45,9 @@ enum Command {
     /// Two variants compared across the heap layouts, case by case (`lab verdict A,B`), from
     /// the results files, running nothing.
     Verdict(cmd::verdict::Args),
+    /// Whether the default layout sweep is enough: its verdicts and medians against a dense
+    /// grid's (`just sweep-check` makes the dense run first).
+    SweepCheck(cmd::sweep_check::Args),
 }
 
 /// Errors are for people: the message and its causes, no backtrace (even where
@@ -75,5 +78,6 @@ fn run() -> Result<()> {
         Command::Check(args) => cmd::check::run(&ws, args),
         Command::Verdict(args) => cmd::verdict::run(&ws, args),
         Command::Pick(args) => cmd::pick::run(&ws, args),
+        Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
     }
 }

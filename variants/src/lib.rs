@@ -47,6 +47,18 @@ pub struct Variant {
     pub origin: Origin,
     /// One line on what it changes.
     pub summary: &'static str,
+    /// A test of the lab's own the variant is known to fail (the test asserts that it still
+    /// does): the lab measures it, and never recommends it.
+    pub fails: Option<KnownFailure>,
+}
+
+/// A lab test a variant fails, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct KnownFailure {
+    /// The test: its file and function.
+    pub test: &'static str,
+    /// What goes wrong, in a few words.
+    pub failure: &'static str,
 }
 
 /// Every variant, the reference first; reports keep this order (and chart colours follow it).
@@ -58,6 +70,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Shipping,
         summary:
             "What galloc 2.0 ships: Gear's dlmalloc fork with its static buffer; the reference.",
+        fails: None,
     },
     Variant {
         id: "static-buffer",
@@ -67,6 +80,7 @@ pub const VARIANTS: &[Variant] = &[
         summary:
             "Upstream dlmalloc on Gear pages with the fork's buffer of 8, 8, 48, 48, 64 B cells \
                   in front while the heap is empty (the 2023 study's \"current\").",
+        fails: None,
     },
     Variant {
         id: "no-buffer",
@@ -74,6 +88,7 @@ pub const VARIANTS: &[Variant] = &[
         label: "no buffer",
         origin: Origin::Study2023,
         summary: "The same allocator without the static buffer.",
+        fails: None,
     },
     Variant {
         id: "doubled-buffer",
@@ -81,6 +96,7 @@ pub const VARIANTS: &[Variant] = &[
         label: "doubled buffer",
         origin: Origin::Study2023,
         summary: "Every buffer cell doubled in count: 4 × 8 B, 4 × 48 B, 2 × 64 B.",
+        fails: None,
     },
     Variant {
         id: "multi-buffers",
@@ -89,6 +105,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Study2023,
         summary: "Cells of 8 B ×2, 16 B ×2, 32 B ×4, 48 B ×4, 64 B ×8, 256 B ×4 (the study's \
                   \"1, 2, 4, 6, 8, 32\" as multiples of the 8-byte alignment).",
+        fails: None,
     },
     Variant {
         id: "granularity-32k",
@@ -97,6 +114,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Study2025,
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 32 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
+        fails: None,
     },
     Variant {
         id: "granularity-16k",
@@ -105,6 +123,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Study2025,
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 16 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
+        fails: None,
     },
     Variant {
         id: "granularity-8k",
@@ -113,6 +132,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Study2025,
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 8 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
+        fails: None,
     },
     Variant {
         id: "gear-next",
@@ -122,6 +142,12 @@ pub const VARIANTS: &[Variant] = &[
         summary: "The 2025 study's answer as gear master's `new-allocator` builds it: upstream \
                   dlmalloc at granularity 16 KiB over whole Gear pages, release checks off, \
                   `trim(0)` at the end of every message (a trim frees whole pages only).",
+        fails: Some(KnownFailure {
+            test: "allocator/tests/long_run.rs \
+                   (long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages)",
+            failure: "refuses large requests it could serve, with most of Gear's memory free: \
+                      its per-message trims strand the rest of a page",
+        }),
     },
     Variant {
         id: "bump",
@@ -130,6 +156,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Elsewhere,
         summary: "The floor: a bump allocator that never frees, as ink! and most other chains \
                   ship; the least work per call, paid for in pages.",
+        fails: None,
     },
     Variant {
         id: "talc",
@@ -138,6 +165,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Elsewhere,
         summary: "talc 5.1 from crates.io (the allocator talc's authors offer for Wasm), through \
                   its memory-source hook on Gear pages instead of `memory.grow`.",
+        fails: None,
     },
     Variant {
         id: "rlsf",
@@ -146,6 +174,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Elsewhere,
         summary: "rlsf 0.2 from crates.io (two-level segregated fit, constant-time), through its \
                   memory-source hook on Gear pages instead of `memory.grow`.",
+        fails: None,
     },
     Variant {
         id: "slabs",
@@ -156,6 +185,7 @@ pub const VARIANTS: &[Variant] = &[
                   carved lowest first from the heap-base tail, with the used-slot bitmaps in the \
                   allocator's state, not in the heap: a small malloc or free touches no heap \
                   page.",
+        fails: None,
     },
     Variant {
         id: "lab",
@@ -166,6 +196,7 @@ pub const VARIANTS: &[Variant] = &[
                   behind (upstream dlmalloc at 8 KiB granularity, which keeps the heap-base \
                   tail), used-slot bitmaps with the allocator's state; four empty runs kept, \
                   the rest given back.",
+        fails: None,
     },
 ];
 
@@ -183,6 +214,17 @@ pub const DESIGN: &str = "lab";
 
 /// The variant used when no variant feature is enabled.
 pub const DEFAULT: &str = "static-buffer";
+
+/// Why the lab never recommends `id`, if it does not: the floor never frees (on Gear memory
+/// persists, so a program on it only grows until it runs out of pages), and a variant that
+/// fails one of the lab's own tests is not a safe choice however cheap.
+pub fn never_recommended(id: &str) -> Option<String> {
+    if id == FLOOR {
+        return Some("the floor: it never frees, and Gear's memory persists".to_owned());
+    }
+    let fails = find(id).ok()?.fails?;
+    Some(format!("fails {}: {}", fails.test, fails.failure))
+}
 
 /// A variant id that is not in the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,6 +293,18 @@ mod tests {
         find(DEFAULT).unwrap();
         find(FLOOR).unwrap();
         find(DESIGN).unwrap();
+    }
+
+    #[test]
+    fn the_floor_and_known_failures_are_never_recommended() {
+        assert!(never_recommended("bump").unwrap().starts_with("the floor"));
+        let why = never_recommended("gear-next").unwrap();
+        assert!(
+            why.starts_with("fails allocator/tests/long_run.rs"),
+            "{why}"
+        );
+        assert_eq!(never_recommended("lab"), None);
+        assert_eq!(never_recommended("shipping"), None);
     }
 
     #[test]

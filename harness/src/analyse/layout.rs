@@ -5,9 +5,12 @@
 //! static data the program has, which differs in every program. One layout can flip a
 //! comparison (measured: shipping's own nft-stress total spans 8 % across paddings). Gas is
 //! deterministic, so instead of sampling layouts the lab sweeps them: each case's plain build
-//! is re-linked with its statics (and so its heap base) moved up by [`offsets`] spread evenly
-//! over one Gear page, and every variant is compared with `shipping` *at the same offset*.
-//! A variant is better (worse) than shipping on a case only if it is at every offset.
+//! is re-linked with its statics (and so its heap base) moved up by [`offsets`], which cover
+//! both where the heap starts in its 16 KiB Gear page (what a message's page count turns on)
+//! and where it starts in its 64 KiB Wasm page (how much of the page is free after the statics,
+//! and so when the first `alloc` of a fresh page comes), and every variant is compared with
+//! `shipping` *at the same offset*. A variant is better (worse) than shipping on a case only
+//! if it is cheaper (dearer) by more than [`BAND_PCT`] at every offset.
 //!
 //! The probe and twin builds stay at the linker's own layout: they measure what the allocator
 //! did there, and the probe's relation to its twin holds per layout, so one is enough.
@@ -21,17 +24,36 @@ use crate::workspace::Workspace;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 
-/// Bytes of one Gear page: what the sweep's offsets span.
+/// Bytes of one Gear page (what gas is charged per): the sweep covers every position in it.
 pub const GEAR_PAGE: u32 = 16 * 1024;
 
-/// Layouts `just compare` runs every case at (offset 0 is the committed, linker's own).
+/// Bytes of one Wasm page (what the `alloc` syscall hands out): the sweep spans it.
+pub const WASM_PAGE: u32 = 64 * 1024;
+
+/// Layouts `just compare` runs every case at (offset 0 is the committed, linker's own), spread
+/// evenly over one Gear page ([`offsets`]): what `results/` holds. Held against a 64-point grid
+/// over the Wasm page (`just sweep-check`, README "Is the sweep enough?") they miss a verdict or
+/// the median by more than the band on 3 of 4 gas pairs; [`stratified`]`(16)` on gas with every
+/// 4th on fuel misses on 1, and becomes the default with the next whole `just compare`.
 pub const POINTS: u32 = 8;
+
+/// The fuel meter runs every this many of the sweep's points (in offset order, 0 first). 1
+/// today (every point, as on gas); fuel barely moves with the layout (the grid: at most 0.17
+/// points of percent between a pair's lowest and highest difference), so the stratified sweep
+/// runs every 4th on fuel (`lab sweep-check --stratified --fuel-stride 4`).
+pub const FUEL_STRIDE: usize = 1;
+
+/// The minimum effect, in percent of shipping's total: a variant is better (worse) only when
+/// it is cheaper (dearer) by more than this at every layout, and the same when it is within it
+/// at every layout. criterion's default noise threshold, and what the committed sweep shows
+/// layout luck alone does: README, "The minimum effect".
+pub const BAND_PCT: f64 = 1.0;
 
 /// The variant every other is paired with.
 pub const SHIPPING: &str = "shipping";
 
 /// `points` offsets spread evenly over one Gear page, 0 first, each a multiple of 16 (static
-/// data keeps its alignment).
+/// data keeps its alignment): the default sweep.
 pub fn offsets(points: u32) -> Result<Vec<u32>> {
     if points == 0 || points > GEAR_PAGE / 16 {
         bail!(
@@ -42,6 +64,61 @@ pub fn offsets(points: u32) -> Result<Vec<u32>> {
     Ok((0..points)
         .map(|i| (u64::from(i) * u64::from(GEAR_PAGE) / u64::from(points)) as u32 / 16 * 16)
         .collect())
+}
+
+/// `points` offsets stratified over one Wasm page, ascending, 0 first, each a multiple of 16
+/// (static data keeps its alignment). Point `i` sits at `i/points` of the way through a Gear
+/// page (so the points cover the Gear page evenly, as they did when the sweep spanned only
+/// one) and in Gear page `i mod 4` of the Wasm page (so they cover the Wasm page too): for 8,
+/// every 2 KiB of the Gear page once and every quarter of the Wasm page twice.
+pub fn stratified(points: u32) -> Result<Vec<u32>> {
+    if points == 0 || points > GEAR_PAGE / 16 {
+        bail!(
+            "--layouts {points}: give 1 (the linker's layout only) to {} layouts",
+            GEAR_PAGE / 16
+        );
+    }
+    let per_wasm_page = WASM_PAGE / GEAR_PAGE;
+    let mut offsets: Vec<u32> = (0..points)
+        .map(|i| {
+            let in_gear_page =
+                (u64::from(i) * u64::from(GEAR_PAGE) / u64::from(points)) as u32 / 16 * 16;
+            (i % per_wasm_page) * GEAR_PAGE + in_gear_page
+        })
+        .collect();
+    offsets.sort_unstable();
+    Ok(offsets)
+}
+
+/// The offsets of `offsets` (ascending, 0 first) that `backend` runs: all on gas (gtest, a
+/// node), every `fuel_stride`th on the fuel meter.
+pub fn on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32> {
+    match backend {
+        BackendKind::Wasmtime => offsets
+            .iter()
+            .copied()
+            .step_by(fuel_stride.max(1))
+            .collect(),
+        _ => offsets.to_vec(),
+    }
+}
+
+/// The default sweep's offsets on `backend`: what `results/` holds.
+pub fn default_on(backend: BackendKind) -> Vec<u32> {
+    on(
+        backend,
+        &offsets(POINTS).expect("a valid point count"),
+        FUEL_STRIDE,
+    )
+}
+
+/// Every `step` bytes over one Wasm page, 0 first: the dense grid `just sweep-check` holds
+/// a sweep against (every point of `offsets(8)` and of `stratified(16)` is on the 1 KiB grid).
+pub fn grid(step: u32) -> Result<Vec<u32>> {
+    if step == 0 || !step.is_multiple_of(16) || step > WASM_PAGE {
+        bail!("--layout-step {step}: give a multiple of 16 bytes from 16 to {WASM_PAGE}");
+    }
+    Ok((0..WASM_PAGE).step_by(step as usize).collect())
 }
 
 /// The plain build of `package` for `variant` re-linked at each nonzero offset.
@@ -136,16 +213,17 @@ pub struct Summary {
     pub verdict: Verdict,
 }
 
-/// A variant against shipping across layouts.
+/// A variant against shipping across layouts, with the minimum effect [`BAND_PCT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
-    /// Cheaper at every layout.
+    /// Cheaper by more than the band at every layout.
     Better,
-    /// Equal at every layout.
+    /// Within the band at every layout: too small a difference to act on.
     Same,
-    /// Cheaper at some layouts and not at others: the layout decides, not the allocator.
+    /// Neither: beyond the band at some layouts and not at others, or beyond it both ways. The
+    /// layout decides, not the allocator.
     Noise,
-    /// Dearer at every layout.
+    /// Dearer by more than the band at every layout.
     Worse,
     /// Shipping itself.
     Baseline,
@@ -167,20 +245,26 @@ impl Verdict {
     }
 
     /// A comparison of `a` and `b` (any pair, not only against shipping) from their totals
-    /// at the same layouts.
-    pub fn of_pairs(pairs: &[(u64, u64)]) -> Verdict {
-        if pairs.is_empty() {
+    /// at the same layouts, `band_pct` the minimum effect in percent of `b`.
+    pub fn of_pairs(pairs: &[(u64, u64)], band_pct: f64) -> Verdict {
+        let pcts: Vec<f64> = pairs.iter().copied().map(pct).collect();
+        if pcts.is_empty() {
             Verdict::Unpaired
-        } else if pairs.iter().all(|(a, b)| a < b) {
+        } else if pcts.iter().all(|p| *p < -band_pct) {
             Verdict::Better
-        } else if pairs.iter().all(|(a, b)| a > b) {
+        } else if pcts.iter().all(|p| *p > band_pct) {
             Verdict::Worse
-        } else if pairs.iter().all(|(a, b)| a == b) {
+        } else if pcts.iter().all(|p| p.abs() <= band_pct) {
             Verdict::Same
         } else {
             Verdict::Noise
         }
     }
+}
+
+/// `a`'s total against `b`'s, in percent of `b`'s.
+pub fn pct((a, b): (u64, u64)) -> f64 {
+    100.0 * (a as f64 - b as f64) / b as f64
 }
 
 /// The median of `values` (sorted here): the middle one, or the mean of the middle two.
@@ -221,7 +305,6 @@ pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summa
         .into_iter()
         .map(|(key, totals)| {
             let (backend, case, variant) = (&key.0, &key.1, &key.2);
-            let pct = |(v, s): (u64, u64)| 100.0 * (v as f64 - s as f64) / s as f64;
             let paired = pairs(rows, backend, case, variant, SHIPPING);
             let vs_shipping = (variant != SHIPPING && !paired.is_empty()).then(|| {
                 let mut d: Vec<f64> = paired.iter().copied().map(pct).collect();
@@ -231,7 +314,7 @@ pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summa
             let verdict = if variant == SHIPPING {
                 Verdict::Baseline
             } else {
-                Verdict::of_pairs(&paired)
+                Verdict::of_pairs(&paired, BAND_PCT)
             };
             let summary = Summary {
                 points: totals.len(),
@@ -244,6 +327,24 @@ pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summa
             (key, summary)
         })
         .collect()
+}
+
+/// What layout luck alone does on `backend`: over the variant–case pairs whose difference to
+/// shipping changes sign across the layouts, how many there are and the median of the smaller
+/// excursion (percent): a difference that size, in either direction, is the heap's place and
+/// not the allocator. The report gives it beside [`BAND_PCT`]; `None` without such a pair.
+pub fn layout_luck(
+    summaries: &BTreeMap<(String, String, String), Summary>,
+    backend: &str,
+) -> Option<(usize, f64)> {
+    let mut smaller: Vec<f64> = summaries
+        .iter()
+        .filter(|((b, _, _), _)| b == backend)
+        .filter_map(|(_, s)| s.vs_shipping)
+        .filter(|(_, lo, hi)| *lo < 0.0 && *hi > 0.0)
+        .map(|(_, lo, hi)| (-lo).min(hi))
+        .collect();
+    (!smaller.is_empty()).then(|| (smaller.len(), median(&mut smaller)))
 }
 
 /// Fills the layout columns of `totals` from `rows`.
@@ -265,11 +366,12 @@ pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
     }
 }
 
-/// The variant the lab recommends on one backend and case: of those better than shipping at
-/// every layout, the one with the lowest median difference (then the lowest worst case, then
-/// the name); shipping when none is. The floor (`bump`, which never frees) is measured as a
-/// yardstick, never recommended: on Gear memory persists across messages, so a program on it
-/// only grows until it runs out of pages.
+/// The variant the lab recommends on one backend and case: of those better than shipping by
+/// more than the band at every layout, the one with the lowest median difference (then the lowest worst case, then
+/// the name); shipping when none is. The floor (`bump`, which never frees) and any variant that
+/// fails one of the lab's own tests are measured as yardsticks, never recommended
+/// ([`galloc_variants::never_recommended`]): on Gear memory persists across messages, so a
+/// program on the floor only grows until it runs out of pages.
 pub fn recommended<'a>(
     summaries: &'a BTreeMap<(String, String, String), Summary>,
     backend: &str,
@@ -278,7 +380,10 @@ pub fn recommended<'a>(
     summaries
         .iter()
         .filter(|((b, c, v), s)| {
-            b == backend && c == case && v != galloc_variants::FLOOR && s.verdict == Verdict::Better
+            b == backend
+                && c == case
+                && s.verdict == Verdict::Better
+                && galloc_variants::never_recommended(v).is_none()
         })
         .filter_map(|((_, _, v), s)| s.vs_shipping.map(|d| (d.0, d.2, v.as_str())))
         .min_by(|a, b| {
@@ -375,7 +480,7 @@ pub fn standing(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -387,9 +492,48 @@ mod tests {
         assert_eq!(offsets(1).unwrap(), [0]);
         assert_eq!(offsets(3).unwrap(), [0, 5456, 10912]);
         assert!(offsets(0).is_err());
+        assert_eq!(default_on(BackendKind::Gtest), offsets(POINTS).unwrap());
+        assert_eq!(default_on(BackendKind::Wasmtime), offsets(POINTS).unwrap());
     }
 
-    fn r(variant: &str, offset: u32, total: u64) -> LayoutRow {
+    #[test]
+    fn stratified_offsets_cover_the_gear_page_and_the_wasm_page() {
+        let all = stratified(16).unwrap();
+        assert_eq!(
+            all,
+            [
+                0, 4096, 8192, 12288, 17408, 21504, 25600, 29696, 34816, 38912, 43008, 47104,
+                52224, 56320, 60416, 64512
+            ]
+        );
+        // Every 1 KiB of the Gear page once, every quarter of the Wasm page four times; the
+        // fuel meter at a stride of 4 one point in each quarter.
+        let mut in_gear_page: Vec<u32> = all.iter().map(|o| o % GEAR_PAGE).collect();
+        in_gear_page.sort_unstable();
+        assert_eq!(in_gear_page, (0..16).map(|i| i * 1024).collect::<Vec<_>>());
+        assert_eq!(on(BackendKind::Gtest, &all, 4), all);
+        assert_eq!(on(BackendKind::Wasmtime, &all, 4), [0, 17408, 34816, 52224]);
+        assert_eq!(on(BackendKind::Wasmtime, &[0], 4), [0]);
+        let eight = stratified(8).unwrap();
+        assert_eq!(eight, [0, 8192, 18432, 26624, 36864, 45056, 55296, 63488]);
+        for quarter in 0..4 {
+            let n = eight.iter().filter(|o| *o / GEAR_PAGE == quarter).count();
+            assert_eq!(n, 2, "quarter {quarter}");
+        }
+        assert!(all.iter().all(|o| *o < WASM_PAGE));
+        assert_eq!(stratified(1).unwrap(), [0]);
+        assert_eq!(stratified(3).unwrap(), [0, 21840, 43680]);
+        assert!(stratified(0).is_err());
+        // The dense grid of the sweep check holds every point of both designs.
+        let dense = grid(1024).unwrap();
+        assert_eq!(dense.len(), 64);
+        assert!(all.iter().all(|o| dense.contains(o)));
+        assert!(offsets(8).unwrap().iter().all(|o| dense.contains(o)));
+        assert!(grid(1000).is_err() && grid(0).is_err());
+    }
+
+    /// A gtest row of case `c` (the unit tests' own).
+    pub(crate) fn r(variant: &str, offset: u32, total: u64) -> LayoutRow {
         LayoutRow {
             backend: "gtest".into(),
             case: "c".into(),
@@ -403,9 +547,11 @@ mod tests {
         }
     }
 
-    /// Better only if cheaper at every layout; one layout the other way makes it noise.
+    /// Better only if cheaper by more than the band at every layout; one layout the other way,
+    /// or within the band, makes it noise; within the band everywhere is the same.
     #[test]
-    fn a_verdict_needs_every_layout() {
+    fn a_verdict_needs_every_layout_beyond_the_band() {
+        assert_eq!(BAND_PCT, 1.0);
         let rows = [
             r("shipping", 0, 100),
             r("shipping", 2048, 200),
@@ -415,9 +561,15 @@ mod tests {
             r("b", 2048, 210),
             r("c", 0, 100),
             r("c", 2048, 200),
-            r("d", 0, 101),
-            r("d", 2048, 201),
+            r("d", 0, 102),
+            r("d", 2048, 203),
             r("e", 4096, 1),
+            // +1 % and -1 %: at the band's edge, inside it.
+            r("f", 0, 101),
+            r("f", 2048, 198),
+            // -2 % and -0.5 %: cheaper everywhere, beyond the band at one layout only.
+            r("g", 0, 98),
+            r("g", 2048, 199),
         ];
         let s = summarise(&rows);
         let get = |v: &str| s[&("gtest".into(), "c".into(), v.into())].clone();
@@ -427,6 +579,8 @@ mod tests {
         assert_eq!(get("d").verdict, Verdict::Worse);
         assert_eq!(get("shipping").verdict, Verdict::Baseline);
         assert_eq!(get("e").verdict, Verdict::Unpaired, "no shared offset");
+        assert_eq!(get("f").verdict, Verdict::Same);
+        assert_eq!(get("g").verdict, Verdict::Noise);
         let a = get("a");
         assert_eq!((a.points, a.median, a.min, a.max), (2, 140.0, 90, 190));
         // -10 % at 0, -5 % at 2048.
@@ -439,6 +593,10 @@ mod tests {
             r(galloc_variants::FLOOR, 2048, 1),
         ]);
         assert_eq!(recommended(&summarise(&with_floor), "gtest", "c"), "a");
+        // Nor a variant that fails one of the lab's own tests.
+        let mut with_failing = rows.to_vec();
+        with_failing.extend([r("gear-next", 0, 2), r("gear-next", 2048, 2)]);
+        assert_eq!(recommended(&summarise(&with_failing), "gtest", "c"), "a");
         assert_eq!(recommended(&s, "gtest", "other"), "shipping");
     }
 

@@ -91,7 +91,22 @@ pub struct BuildRequest<'a> {
 /// [`BuildRequest::extra_features`], as it is a switch on a plain build.
 pub const TWIN_FEATURE: &str = "probe-twin";
 
-impl BuildRequest<'_> {
+impl<'a> BuildRequest<'a> {
+    /// The lab's own `package` with `variant`, as deployed: no probe, Gear's post-processing,
+    /// the linker's layout, no extra feature.
+    pub fn deployed(package: &'a str, variant: &'static Variant) -> Self {
+        BuildRequest {
+            package,
+            variant,
+            probe: false,
+            post: PostProcess::Gear,
+            layout_pad: 0,
+            layout_offset: 0,
+            extra_features: "",
+            external: None,
+        }
+    }
+
     /// Whether this is a probe's twin (the probe's statics, no brackets).
     pub fn is_twin(&self) -> bool {
         self.extra_features.split(',').any(|f| f == TWIN_FEATURE)

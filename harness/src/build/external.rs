@@ -72,6 +72,16 @@ impl Program {
             manifest.as_os_str().as_encoded_bytes(),
         ));
         let key = format!("{package}-{}", &path_hash[..16]);
+        let dir = manifest.parent().unwrap_or(Path::new("."));
+        if let Some((file, line)) = state_export(&dir.join("src"))? {
+            bail!(
+                "{}:{line} exports `state` (a gmeta-era state query). The lab reads its probe's \
+                 records through Gear's `state` entry point, so the probe build would define it \
+                 twice (`symbol multiply defined`). Nothing was built: measure a copy without \
+                 that export (gstd 2.0 programs answer queries through `handle`)",
+                file.display()
+            );
+        }
         Ok(Program {
             manifest,
             package,
@@ -601,6 +611,46 @@ fn parse_lines(text: &str) -> Result<File> {
         });
     }
     Ok(file)
+}
+
+/// Where a crate's sources under `src` export a `state` entry point, if they do: an
+/// `extern "C" fn state` under `no_mangle` (within the three lines above it) or an
+/// `export_name = "state"`. The first such file and line (1-based), in path order.
+pub fn state_export(src: &Path) -> Result<Option<(PathBuf, usize)>> {
+    let mut files = Vec::new();
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry
+                .with_context(|| format!("cannot list {}", dir.display()))?
+                .path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let named = line.contains("export_name") && line.contains("\"state\"");
+            let exported = line.contains("extern \"C\" fn state(")
+                && lines[i.saturating_sub(3)..=i]
+                    .iter()
+                    .any(|l| l.contains("no_mangle"));
+            if named || exported {
+                return Ok(Some((file, i + 1)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -132,8 +132,10 @@ pub fn serve_as_linker() -> Option<i32> {
     Some(code)
 }
 
-/// Keeps a link in `stash`: the object files rustc passed (it deletes them after the link),
-/// the arguments with those and the output replaced by marks, and the SHA-256 of the output.
+/// Keeps a link in `stash`: the object files rustc passed and every file it passed from its
+/// own temporary directory (`rustcXXXXXX/`: for an outside program's build, copies of rlibs it
+/// links; rustc deletes both after the link), the arguments with those and the output
+/// replaced by marks, and the SHA-256 of the output.
 fn keep(stash: &Path, args: &[OsString]) -> Result<()> {
     let tmp = stash.with_extension(format!("link.{}.tmp", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
@@ -161,6 +163,15 @@ fn keep(stash: &Path, args: &[OsString]) -> Result<()> {
             objects += 1;
             std::fs::copy(text, tmp.join(&name)).with_context(|| format!("cannot copy {text}"))?;
             kept.push(format!("{STASH_MARK}/{name}"));
+        } else if let Some(file) = in_rustc_temp(text) {
+            // Under a directory of its own: the file keeps its name (an archive's name can
+            // reach the linker's output), and two such files may share one.
+            let dir = format!("t{objects}");
+            objects += 1;
+            std::fs::create_dir_all(tmp.join(&dir))?;
+            std::fs::copy(text, tmp.join(&dir).join(file))
+                .with_context(|| format!("cannot copy {text}"))?;
+            kept.push(format!("{STASH_MARK}/{dir}/{file}"));
         } else {
             kept.push(text.to_owned());
         }
@@ -176,6 +187,17 @@ fn keep(stash: &Path, args: &[OsString]) -> Result<()> {
     let _ = std::fs::remove_dir_all(stash);
     std::fs::rename(&tmp, stash)
         .with_context(|| format!("cannot move {} to {}", tmp.display(), stash.display()))
+}
+
+/// The file name of `arg` if it is a file in rustc's temporary directory (a directory named
+/// `rustc` and six more characters, which rustc removes after the link).
+fn in_rustc_temp(arg: &str) -> Option<&str> {
+    let path = Path::new(arg);
+    let parent = path.parent()?.file_name()?.to_str()?;
+    let temporary = parent.len() == "rustcXXXXXX".len() && parent.starts_with("rustc");
+    (temporary && path.is_file())
+        .then(|| path.file_name()?.to_str())
+        .flatten()
 }
 
 /// Where a plain build's link is kept: beside its collected `.wasm`.

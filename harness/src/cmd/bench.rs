@@ -7,7 +7,7 @@
 use anyhow::Result;
 use galloc_lab::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::backend::{Backend, BackendKind};
-use galloc_lab::build::{build, BuildRequest, PostProcess};
+use galloc_lab::build::{build, BuildRequest};
 use galloc_lab::results::write_csv;
 use galloc_lab::run::{run_case, ProbeReads};
 use galloc_lab::workspace::Workspace;
@@ -44,17 +44,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     for case in cases {
         let s = (case.make)();
         for v in &variants {
-            let req = BuildRequest {
-                package: s.package,
-                variant: v,
-                probe: false,
-                post: PostProcess::Gear,
-                layout_pad: 0,
-                layout_offset: 0,
-                extra_features: "",
-                external: None,
-            };
-            let code = build(ws, req)?.bytes;
+            let code = build(ws, BuildRequest::deployed(s.package, v))?.bytes;
             // Each run starts from a fresh backend, as `lab measure` does: setup counts.
             let time = |make: &dyn Fn() -> Result<Box<dyn Backend>>| -> Result<f64> {
                 let mut best = f64::MAX;

@@ -58,11 +58,23 @@ pub struct Args {
     /// The results then describe a modified allocator, so they need `--out`.
     #[arg(long, default_value = "")]
     allocator_features: String,
-    /// Heap layouts to run each case's plain build at, spread evenly over one 16 KiB Gear
-    /// page (README: "Verdicts across heap layouts"); 1 runs the linker's layout alone, as the
-    /// gate does. `results/` always holds every case at 8.
+    /// Heap layouts to run each case's plain build at, spread evenly over one 16 KiB Gear page
+    /// (README: "Verdicts across heap layouts"); 1 runs the linker's layout alone, as the gate
+    /// does. `results/` always holds every case at 8.
     #[arg(long, default_value_t = galloc_lab::layout::POINTS)]
     layouts: u32,
+    /// Place the `--layouts` points stratified over the 64 KiB Wasm page and each Gear page in
+    /// it instead (the measured successor of the default sweep). Needs `--out`.
+    #[arg(long)]
+    stratified: bool,
+    /// The fuel meter runs every this many of the points (README: "Is the sweep enough?").
+    /// Needs `--out` unless it is the default.
+    #[arg(long, default_value_t = galloc_lab::layout::FUEL_STRIDE)]
+    fuel_stride: usize,
+    /// Instead of `--layouts`: a layout every this many bytes over the 64 KiB Wasm page (1024
+    /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
+    #[arg(long, conflicts_with = "layouts")]
+    layout_step: Option<u32>,
     /// Measure another gstd program instead of the lab's cases: its crate directory (or
     /// `Cargo.toml`). Needs `--scenario`; built per variant without editing the crate.
     #[arg(long, requires = "scenario")]
@@ -97,6 +109,9 @@ impl Args {
             fresh: false,
             allocator_features: String::new(),
             layouts,
+            stratified: false,
+            fuel_stride: galloc_lab::layout::FUEL_STRIDE,
+            layout_step: None,
             program: Some(program.to_path_buf()),
             scenario: Some(scenario.to_path_buf()),
         }
@@ -165,14 +180,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         (None, None) => ws.results_dir(),
     };
 
-    let offsets = galloc_lab::layout::offsets(args.layouts)?;
-    if args.layouts != galloc_lab::layout::POINTS
+    let offsets = match args.layout_step {
+        Some(step) => galloc_lab::layout::grid(step)?,
+        None if args.stratified => galloc_lab::layout::stratified(args.layouts)?,
+        None => galloc_lab::layout::offsets(args.layouts)?,
+    };
+    if (offsets != galloc_lab::layout::offsets(galloc_lab::layout::POINTS)?
+        || args.fuel_stride != galloc_lab::layout::FUEL_STRIDE)
         && std::path::absolute(&out).ok() == Some(ws.results_dir())
     {
         bail!(
-            "--layouts {}: results/ holds every case at {} layouts, so a run into it sweeps \
-             them all; give --out DIR to measure fewer",
-            args.layouts,
+            "{}: results/ holds every case at the {} layouts of the default sweep, so a run into \
+             it sweeps those; give --out DIR to measure others",
+            match args.layout_step {
+                Some(step) => format!("--layout-step {step}"),
+                None => format!(
+                    "--layouts {}{} --fuel-stride {}",
+                    args.layouts,
+                    if args.stratified { " --stratified" } else { "" },
+                    args.fuel_stride
+                ),
+            },
             galloc_lab::layout::POINTS
         );
     }
@@ -215,12 +243,29 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         })?;
     }
 
+    // The offsets each backend runs (the fuel meter a thinned sweep; a `--layout-step` grid is
+    // run whole), and so the ones to build: a run on the fuel meter alone builds its 4.
+    let runs_on = |backend: BackendKind| -> Vec<u32> {
+        if args.layout_step.is_some() {
+            offsets.clone()
+        } else {
+            layout::on(backend, &offsets, args.fuel_stride)
+        }
+    };
     // Per backend, case and variant: plain, probe and twin runs, and the layout points.
-    let total_messages: u64 = scenarios
+    let total_messages: u64 = backends
         .iter()
-        .map(|s| (s.steps.len() as u64 + 1) * (2 + offsets.len() as u64) * variants.len() as u64)
-        .sum::<u64>()
-        * backends.len() as u64;
+        .map(|b| {
+            scenarios
+                .iter()
+                .map(|s| {
+                    (s.steps.len() as u64 + 1)
+                        * (2 + runs_on(*b).len() as u64)
+                        * variants.len() as u64
+                })
+                .sum::<u64>()
+        })
+        .sum();
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
@@ -240,7 +285,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             }
         }
     }
-    let points = offsets.iter().filter(|o| **o > 0).count();
+    let built: Vec<u32> = offsets
+        .iter()
+        .copied()
+        .filter(|o| backends.iter().any(|b| runs_on(*b).contains(o)))
+        .collect();
+    // Point p is the build at nonzero[p].
+    let nonzero: Vec<u32> = built.iter().copied().filter(|o| *o > 0).collect();
+    let points = nonzero.len();
 
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let prints: Vec<Fingerprint> = scenarios.iter().map(RunCache::fingerprint).collect();
@@ -253,7 +305,12 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         for (vi, _) in variants.iter().enumerate() {
             for &backend in &backends {
                 jobs.push((backend, ci, vi, None));
-                jobs.extend((0..points).map(|p| (backend, ci, vi, Some(p))));
+                let on = runs_on(backend);
+                jobs.extend(
+                    (0..points)
+                        .filter(|p| on.contains(&nonzero[*p]))
+                        .map(|p| (backend, ci, vi, Some(p))),
+                );
             }
         }
     }
@@ -320,7 +377,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 extra_features: &args.allocator_features,
                 external: external.as_ref(),
             };
-            b.layouts = layout::builds(ws, plain, &offsets, log)?;
+            b.layouts = layout::builds(ws, plain, &built, log)?;
             let mut s = shelf.lock().expect("no panic holds it");
             s.0.insert((package, v.id), std::sync::Arc::new(b));
             shelved.notify_all();
@@ -588,7 +645,7 @@ fn check_extra_features(args: &Args) -> Result<()> {
         if f.starts_with("layout-pad-") {
             anyhow::bail!(
                 "--allocator-features {f}: the heap layout is the lab's to vary: every case is \
-                 already run at {} layouts over a Gear page (see --layouts), each placed exactly \
+                 already run at {} layouts over a Wasm page (see --layouts), each placed exactly \
                  by the linker rather than by padding",
                 galloc_lab::layout::POINTS
             );

@@ -7,6 +7,7 @@ pub mod pick;
 pub mod replay;
 pub mod report;
 pub mod sizes;
+pub mod sweep_check;
 pub mod verdict;
 
 /// Which cases and variants a command runs; shared by `measure` and `bench`.

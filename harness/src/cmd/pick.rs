@@ -2,10 +2,12 @@
 //!
 //! It measures the program as `lab measure --program` does (every variant, the layout sweep),
 //! on gtest by default (gas: what Gear charges), then applies the rule the report applies to
-//! the lab's own cases ([`layout::recommended`]): of the variants cheaper than `shipping` at
-//! every heap layout, the one with the lowest median difference; `shipping` (change nothing)
-//! when none is. A difference whose sign depends on the layout is not a reason to switch: the
-//! author's program will have its own layout.
+//! the lab's own cases ([`layout::recommended`]): of the variants cheaper than `shipping` by
+//! more than the minimum effect ([`layout::BAND_PCT`]) at every heap layout, the one with the
+//! lowest median difference; `shipping` (change nothing) when none is. A difference whose sign
+//! depends on the layout is not a reason to switch: the author's program will have its own
+//! layout. Never the floor, nor a variant that fails one of the lab's own tests (the registry's
+//! `fails`): the answer names what it left out and why.
 
 use anyhow::{bail, Result};
 use galloc_lab::backend::BackendKind;
@@ -81,7 +83,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let rows: Vec<LayoutRow> = read_csv(&path)?;
     let summaries = layout::summarise(&rows);
     let pick = Pick::of(&summaries, backend.name(), &case, &variants)?;
-    println!("{}", pick.answer(&case, backend, args.layouts));
+    println!(
+        "{}",
+        pick.answer(&case, backend, args.layouts, &ws.root().join("allocator"))
+    );
     Ok(())
 }
 
@@ -90,9 +95,12 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 pub struct Pick<'a> {
     /// What to use: a variant id, or `shipping` (change nothing).
     pub variant: &'a str,
-    /// Its (or, for `shipping`, the best other median's) difference to shipping: median,
-    /// lowest, highest, in percent; and that variant and its verdict.
+    /// Its (or, for `shipping`, the best other median's, excluded variants included)
+    /// difference to shipping: median, lowest, highest, in percent; and that variant and its
+    /// verdict.
     pub figures: Option<(&'a str, (f64, f64, f64), Verdict)>,
+    /// The measured variants the lab never recommends, each with why.
+    pub excluded: Vec<(&'a str, String)>,
     /// Variants compared.
     pub compared: usize,
 }
@@ -103,7 +111,7 @@ impl<'a> Pick<'a> {
         summaries: &'a std::collections::BTreeMap<(String, String, String), Summary>,
         backend: &str,
         case: &str,
-        variants: &[&str],
+        variants: &[&'a str],
     ) -> Result<Self> {
         let of = |v: &str| summaries.get(&(backend.to_owned(), case.to_owned(), v.to_owned()));
         for v in variants {
@@ -116,12 +124,11 @@ impl<'a> Pick<'a> {
             s.vs_shipping.map(|d| (key.2.as_str(), d, s.verdict))
         };
         let figures = if variant == SHIPPING {
-            // The closest any variant came: the lowest median.
+            // The closest any variant came: the lowest median, an excluded one included (the
+            // answer then says why it is not the pick).
             summaries
                 .iter()
-                .filter(|((b, c, v), _)| {
-                    b == backend && c == case && v != galloc_variants::FLOOR && v != SHIPPING
-                })
+                .filter(|((b, c, v), _)| b == backend && c == case && v != SHIPPING)
                 .filter_map(figures_of)
                 .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.0.cmp(b.0)))
         } else {
@@ -129,60 +136,93 @@ impl<'a> Pick<'a> {
                 .get_key_value(&(backend.to_owned(), case.to_owned(), variant.to_owned()))
                 .and_then(figures_of)
         };
+        let excluded = variants
+            .iter()
+            .filter_map(|v| galloc_variants::never_recommended(v).map(|why| (*v, why)))
+            .collect();
         Ok(Pick {
             variant,
             figures,
+            excluded,
             compared: variants.len(),
         })
     }
 
-    /// What `lab pick` prints.
-    pub fn answer(&self, case: &str, backend: BackendKind, layouts: u32) -> String {
+    /// What `lab pick` prints; `allocator` is the lab's galloc, for the patch line.
+    pub fn answer(
+        &self,
+        case: &str,
+        backend: BackendKind,
+        layouts: u32,
+        allocator: &std::path::Path,
+    ) -> String {
         let unit = match backend {
             BackendKind::Gtest => "gas",
             _ => "fuel",
         };
+        let band = layout::BAND_PCT;
         let pct = |x: f64| format!("{x:+.2} %");
         let mut out = format!(
-            "pick for {case}: {} variants, {unit} on {}, {layouts} heap layouts\n",
+            "pick for {case}: {} variants, {unit} on {}, {layouts} heap layouts, minimum effect \
+             {band} %\n",
             self.compared,
             backend.name()
         );
         match (self.variant, self.figures) {
             (SHIPPING, best) => {
-                out.push_str(
-                    "  use shipping (gstd's own galloc): no variant is cheaper at every layout\n",
-                );
+                out.push_str(&format!(
+                    "  use shipping (gstd's own galloc): no variant the lab recommends is cheaper \
+                     by more than {band} % at every layout\n"
+                ));
                 if let Some((v, (m, lo, hi), verdict)) = best {
+                    let excluded = self.excluded.iter().find(|(e, _)| *e == v);
                     out.push_str(&format!(
                         "  closest: {v}, {} vs shipping at the median ({} … {}), {}\n",
                         pct(m),
                         pct(lo),
                         pct(hi),
                         match verdict {
-                            Verdict::Worse => "dearer at every layout",
-                            Verdict::Same => "equal at every layout",
-                            _ => "within layout noise",
+                            Verdict::Better =>
+                                format!("cheaper by more than {band} % at every layout"),
+                            Verdict::Worse =>
+                                format!("dearer by more than {band} % at every layout"),
+                            Verdict::Same => format!("within {band} % at every layout"),
+                            _ => "within layout noise".to_owned(),
                         }
                     ));
+                    if let Some((_, why)) = excluded {
+                        out.push_str(&format!("    but never recommended: {why}\n"));
+                    }
                 }
+                self.push_excluded(&mut out);
                 out.push_str("  Cargo.toml: nothing to change\n");
             }
             (v, figures) => {
                 if let Some((_, (m, lo, hi), _)) = figures {
                     out.push_str(&format!(
-                        "  use {v}: {} vs shipping at the median ({} … {}), cheaper at every layout\n",
+                        "  use {v}: {} vs shipping at the median ({} … {}), cheaper by more than \
+                         {band} % at every layout\n",
                         pct(m),
                         pct(lo),
                         pct(hi)
                     ));
                 }
+                self.push_excluded(&mut out);
                 out.push_str(&format!(
-                    "  Cargo.toml: galloc = {{ version = \"=2.0.0\", features = [\"{v}\"] }}\n  \
-                     with the lab's galloc patched in (README: \"Using a variant in your program\")\n"
+                    "  Cargo.toml, both lines (README: \"Using a variant in your program\"):\n    \
+                     [dependencies] galloc = {{ version = \"=2.0.0\", features = [\"{v}\"] }}\n    \
+                     [patch.crates-io] galloc = {{ path = {:?} }}\n",
+                    allocator.display().to_string()
                 ));
             }
         }
         out
+    }
+
+    /// The line naming what was measured but never recommended, and why.
+    fn push_excluded(&self, out: &mut String) {
+        for (v, why) in &self.excluded {
+            out.push_str(&format!("  not recommended: {v} ({why})\n"));
+        }
     }
 }

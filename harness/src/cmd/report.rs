@@ -106,10 +106,36 @@ pub fn images_of(ws: &Workspace, dir: &Path) -> PathBuf {
     }
 }
 
+/// Re-derives the layout columns of every backend's `totals.csv` in `dir` (median, range, the
+/// difference to shipping and the verdict) from its `layouts.csv`, as `lab measure` does: they
+/// are a function of the layout rows and the rule (the band, which verdicts can be re-judged
+/// by without running anything). A backend without both files is left as it is; the report's
+/// completeness check names what is missing.
+fn refresh_verdicts(dir: &Path) -> Result<()> {
+    for backend in galloc_lab::backend::BackendKind::ALL {
+        let (totals_at, layouts_at) = (
+            dir.join(backend.name()).join("totals.csv"),
+            dir.join(backend.name()).join("layouts.csv"),
+        );
+        if !totals_at.exists() || !layouts_at.exists() {
+            continue;
+        }
+        let mut totals: Vec<results::TotalRow> = results::read_csv(&totals_at)?;
+        let layouts: Vec<results::LayoutRow> = results::read_csv(&layouts_at)?;
+        let before = totals.clone();
+        galloc_lab::layout::fill(&mut totals, &layouts);
+        if totals != before {
+            results::write_csv(&totals_at, &totals)?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes the metadata, the charts and the report for the results in `dir` (a staged copy of
 /// `real`), the charts into `images`, and returns what they were made from. Fails, naming what
 /// is missing, on an incomplete result set (`results/` must hold every variant and case).
 pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result<Inputs> {
+    refresh_verdicts(dir)?;
     let inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
     metadata::write(ws.root(), dir)?;
     let link = if real == ws.results_dir() {

@@ -33,11 +33,6 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let full = std::path::absolute(&dir).ok() == Some(ws.results_dir());
     let inputs = Inputs::read_complete(&dir, full)
         .with_context(|| format!("reading the results in {}", dir.display()))?;
-    println!(
-        "| backend | case | {} vs {}: median | lowest … highest | verdict | layouts |",
-        a.id, b.id
-    );
-    println!("| --- | --- | ---: | ---: | --- | ---: |");
     let mut rows = 0;
     for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {
         let mut cases: Vec<&str> = Vec::new();
@@ -51,12 +46,24 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             if pairs.is_empty() {
                 continue;
             }
+            if rows == 0 {
+                println!(
+                    "Minimum effect {} %: better (worse) means cheaper (dearer) by more than that \
+                     at every layout, same within it at every layout.\n",
+                    layout::BAND_PCT
+                );
+                println!(
+                    "| backend | case | {} vs {}: median | lowest … highest | verdict | layouts |",
+                    a.id, b.id
+                );
+                println!("| --- | --- | ---: | ---: | --- | ---: |");
+            }
             let mut pct: Vec<f64> = pairs
                 .iter()
                 .map(|(x, y)| 100.0 * (*x as f64 - *y as f64) / *y as f64)
                 .collect();
             let median = layout::median(&mut pct);
-            let verdict = match Verdict::of_pairs(&pairs) {
+            let verdict = match Verdict::of_pairs(&pairs, layout::BAND_PCT) {
                 Verdict::Noise => "within layout noise",
                 v => v.name(),
             };

@@ -247,8 +247,8 @@ impl Inputs {
 
     /// What the sweep lacks: every (backend, case, variant) the manifest lists must be at the
     /// same offsets as every other variant of its backend and case (or a comparison at the
-    /// same layout would lack pairs), and in a full result set at exactly the
-    /// [`layout::POINTS`] offsets.
+    /// same layout would lack pairs), and in a full result set at exactly the default sweep's
+    /// offsets on its backend ([`layout::default_on`]).
     fn missing_layouts(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
         let offsets_of = |m: &MeasuredRow| -> Vec<u32> {
             let mut got: Vec<u32> = self
@@ -267,12 +267,13 @@ impl Inputs {
                 .or_default()
                 .extend(offsets_of(m));
         }
-        let everywhere = layout::offsets(layout::POINTS).expect("valid point count");
         manifest
             .iter()
             .filter_map(|m| {
                 let want: Vec<u32> = if full {
-                    everywhere.clone()
+                    BackendKind::from_name(&m.backend)
+                        .map(layout::default_on)
+                        .unwrap_or_default()
                 } else {
                     union[&(m.backend.as_str(), m.case.as_str())]
                         .iter()
@@ -396,18 +397,44 @@ fn verdicts(inputs: &Inputs) -> String {
         .max()
         .unwrap_or(0);
     let _ = writeln!(out, "## Verdicts across heap layouts\n");
+    let band = layout::BAND_PCT;
+    let offsets: BTreeSet<u32> = inputs
+        .layouts
+        .iter()
+        .filter(|r| r.backend == lead)
+        .map(|r| r.offset)
+        .collect();
     let _ = writeln!(
         out,
         "Each case's plain build was run with its static data, and so its heap base, at {points} \
-         offsets spread over one 16 KiB Gear page (0 is the linker's own layout, the one the \
-         tables below use). Per offset, each variant's total is compared with `shipping`'s at \
-         the same offset: **better** (**worse**) means cheaper (dearer) at every offset, \
-         **noise** that the sign depends on the layout, **same** equal everywhere. The lab \
-         recommends, per case, the variant better than shipping with the lowest median \
-         difference (in **bold**), and shipping where none is; never the floor ({FLOOR}, which \
-         never frees: Gear's memory persists, so it only grows). `{lead}` decides; `{}` is beside it.\n",
+         offsets ({} bytes; 0 is the linker's own layout, the one the tables below use). Per \
+         offset, each variant's total is compared with `shipping`'s at the same offset, with a \
+         minimum effect of {band} %: **better** (**worse**) means cheaper (dearer) by more than \
+         {band} % at every offset, **same** within {band} % at every offset, **noise** neither \
+         (the layout decides). The lab recommends, per case, the variant better than shipping \
+         with the lowest median difference (in **bold**), and shipping where none is; never the \
+         floor ({FLOOR}, which never frees: Gear's memory persists, so it only grows) nor a \
+         variant that fails one of the lab's own tests ({}). `{lead}` decides; `{}` is beside it.\n",
+        offsets
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        galloc_variants::VARIANTS
+            .iter()
+            .filter_map(|v| v.fails.map(|f| format!("`{}`: {}", v.id, f.failure)))
+            .collect::<Vec<_>>()
+            .join("; "),
         other.unwrap_or("-")
     );
+    if let Some((pairs, luck)) = layout::layout_luck(&summaries, lead) {
+        let _ = writeln!(
+            out,
+            "Why {band} %: on {lead}, {pairs} variant–case pairs change sign with the layout, and \
+             the smaller of their two excursions has a median of {luck:.2} %: that much \
+             difference, either way, the heap's place alone produces.\n"
+        );
+    }
     let unit_of = |backend: &str| unit_on(&inputs.totals, backend);
     let (lead_unit, other_unit) = (unit_of(lead), other.map_or("", unit_of));
     let _ = writeln!(

@@ -459,6 +459,9 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
             String::from_utf8_lossy(&run.stderr),
         );
         assert!(run.status.success(), "{stderr}");
+        // Every layout point was re-linked from the kept link, none built again through cargo
+        // (an outside program's link names rlibs in rustc's temporary directory: kept too).
+        assert!(!stderr.contains("re-linking"), "{stderr}");
 
         let rows: Vec<LayoutRow> = read_csv(&out.path().join("gtest/layouts.csv")).unwrap();
         let case = scenario.trim_end_matches(".json");
@@ -473,7 +476,7 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
         let expected = recommended(&summaries, "gtest", case);
         assert!(
             stdout.contains(&format!(
-                "pick for {case}: 3 variants, gas on gtest, {POINTS} heap layouts"
+                "pick for {case}: 3 variants, gas on gtest, {POINTS} heap layouts, minimum effect 1 %"
             )),
             "{stdout}"
         );
@@ -522,4 +525,49 @@ fn pick_mistakes_are_named() {
         "../contracts/examples/guestbook/missing.json",
     ]);
     assert!(!ok && err.contains("missing.json"), "{err}");
+}
+
+/// A gmeta-era program that exports `state` is refused before anything is built, with the file
+/// and line of the export, and nothing is written.
+#[test]
+fn a_program_exporting_state_is_refused_before_any_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("old-token");
+    std::fs::create_dir_all(krate.join("src/meta")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"old-token\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("src/lib.rs"), "#![no_std]\nmod meta;\n").unwrap();
+    std::fs::write(
+        krate.join("src/meta/mod.rs"),
+        "// the query\n#[no_mangle]\nextern \"C\" fn state() {}\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("old-token.json"), "{}").unwrap();
+    let out = dir.path().join("out");
+    for command in ["pick", "measure"] {
+        let (program, scenario) = (krate.to_str().unwrap(), krate.join("old-token.json"));
+        let scenario = scenario.to_str().unwrap();
+        let args: Vec<&str> = match command {
+            "pick" => vec!["pick", program, scenario, "--out", out.to_str().unwrap()],
+            _ => vec![
+                "measure",
+                "--program",
+                program,
+                "--scenario",
+                scenario,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        };
+        let (ok, err) = lab(&args);
+        assert!(!ok, "{command}");
+        assert!(
+            err.contains("src/meta/mod.rs:3 exports `state`") && err.contains("Nothing was built"),
+            "{command}: {err}"
+        );
+        assert!(!out.exists(), "{command} wrote {}", out.display());
+    }
 }

@@ -2,23 +2,14 @@
 //! Built for the default variant, run under gtest.
 
 use galloc_lab::backend::{gtest::GtestBackend, Backend, ProgramRef};
-use galloc_lab::build::{build, BuildRequest, PostProcess};
+use galloc_lab::build::{build, BuildRequest};
 use galloc_lab::workspace::Workspace;
 use parity_scale_codec::{Decode, Encode};
 
 fn code(package: &str) -> Vec<u8> {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).expect("workspace");
-    let variant = galloc_variants::find(galloc_variants::DEFAULT).expect("default variant");
-    let req = BuildRequest {
-        package,
-        variant,
-        probe: false,
-        post: PostProcess::Gear,
-        layout_pad: 0,
-        layout_offset: 0,
-        extra_features: "",
-        external: None,
-    };
+    let variant = galloc_variants::find("static-buffer").expect("a variant");
+    let req = BuildRequest::deployed(package, variant);
     build(&ws, req).expect("contract builds").bytes
 }
 

@@ -85,15 +85,15 @@ fn relation_holds_for_shipping() {
 }
 
 #[test]
-fn relation_holds_for_the_default_variant() {
-    check(galloc_variants::DEFAULT, BackendKind::Gtest);
+fn relation_holds_for_the_lab_s_dlmalloc_heap() {
+    check("static-buffer", BackendKind::Gtest);
 }
 
 /// Fuel has no page charges: the same relation, in instructions.
 #[test]
 fn relation_holds_in_fuel() {
     check("shipping", BackendKind::Wasmtime);
-    check(galloc_variants::DEFAULT, BackendKind::Wasmtime);
+    check("static-buffer", BackendKind::Wasmtime);
 }
 
 /// In every committed row the probe's relation holds exactly, on every message but the one that

@@ -4,7 +4,7 @@
 //! through the same checks.)
 
 use galloc_lab::backend::BackendKind;
-use galloc_lab::build::{build, BuildRequest, PostProcess};
+use galloc_lab::build::{build, BuildRequest};
 use galloc_lab::run::{run_case, CaseRun, ProbeReads};
 use galloc_lab::scenario::select;
 use galloc_lab::workspace::Workspace;
@@ -17,16 +17,7 @@ fn default_cases_pass_on_every_variant_with_identical_replies() {
     for case in select("default").unwrap() {
         let scenario = (case.make)();
         for variant in VARIANTS {
-            let req = BuildRequest {
-                package: scenario.package,
-                variant,
-                probe: false,
-                post: PostProcess::Gear,
-                layout_pad: 0,
-                layout_offset: 0,
-                extra_features: "",
-                external: None,
-            };
+            let req = BuildRequest::deployed(scenario.package, variant);
             let code = build(&ws, req).unwrap().bytes;
             let mut runs: Vec<CaseRun> = Vec::new();
             for backend in BackendKind::EMBEDDED {

@@ -191,7 +191,7 @@ fn workspace() -> Workspace {
 fn page_hooks_cost_no_fuel() {
     let ws = workspace();
     let scenario = (select("nft-stress").unwrap()[0].make)();
-    let variant = galloc_variants::find(galloc_variants::DEFAULT).unwrap();
+    let variant = galloc_variants::find("static-buffer").unwrap();
     let req = BuildRequest {
         package: scenario.package,
         variant,
@@ -222,7 +222,7 @@ fn page_hooks_cost_no_fuel() {
 fn every_call_of_the_probe_build_is_collected() {
     let ws = workspace();
     let scenario = (select("nft-stress").unwrap()[0].make)();
-    let variant = galloc_variants::find(galloc_variants::DEFAULT).unwrap();
+    let variant = galloc_variants::find("static-buffer").unwrap();
     let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
     let m = measure_case(&builds, &scenario, BackendKind::Wasmtime, |_| {}).unwrap();
     let mut seq = 0;

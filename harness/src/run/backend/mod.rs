@@ -132,6 +132,11 @@ impl BackendKind {
         }
     }
 
+    /// The backend results name `name`, if any.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
+
     /// A fresh backend: a new chain, or a new meter with no programs.
     pub fn create(self) -> Result<Box<dyn Backend>> {
         Ok(match self {

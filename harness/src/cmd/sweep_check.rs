@@ -1,0 +1,82 @@
+//! `lab sweep-check`: the default layout sweep held against a dense grid (README, "Is the
+//! sweep enough?"). Reads a run made with `--layout-step` (`just sweep-check` makes it) and
+//! prints, per variant and case, both sets' figures; fails if any verdict or median differs
+//! beyond the stated tolerance.
+
+use anyhow::{bail, Context, Result};
+use galloc_lab::backend::BackendKind;
+use galloc_lab::layout;
+use galloc_lab::results::{read_csv, LayoutRow};
+use galloc_lab::sweep;
+use galloc_lab::workspace::Workspace;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The dense run's directory (default: `target/lab/sweep-check`).
+    #[arg(long)]
+    results: Option<PathBuf>,
+    /// The sweep to hold against the grid: this many points ...
+    #[arg(long, default_value_t = layout::POINTS)]
+    layouts: u32,
+    /// ... stratified over the Wasm page (`layout::stratified`) instead of spread over one
+    /// Gear page (`layout::offsets`, the default sweep) ...
+    #[arg(long)]
+    stratified: bool,
+    /// ... with the fuel meter at every this many of them.
+    #[arg(long, default_value_t = layout::FUEL_STRIDE)]
+    fuel_stride: usize,
+}
+
+pub fn run(ws: &Workspace, args: Args) -> Result<()> {
+    let dir = args
+        .results
+        .unwrap_or_else(|| ws.root().join("target/lab/sweep-check"));
+    let mut rows: Vec<LayoutRow> = Vec::new();
+    for backend in ["gtest", "wasmtime"] {
+        let path = dir.join(backend).join("layouts.csv");
+        if path.exists() {
+            rows.extend(read_csv(&path).with_context(|| format!("reading {}", path.display()))?);
+        }
+    }
+    if rows.is_empty() {
+        bail!(
+            "{} holds no layouts.csv: make the dense run first (`just sweep-check` does)",
+            dir.display()
+        );
+    }
+    let sweep = if args.stratified {
+        layout::stratified(args.layouts)?
+    } else {
+        layout::offsets(args.layouts)?
+    };
+    println!(
+        "{} points {}, on the fuel meter {}, against the grid in {}:\n",
+        args.layouts,
+        if args.stratified {
+            "stratified over the Wasm page"
+        } else {
+            "over one Gear page"
+        },
+        match args.fuel_stride.max(1) {
+            1 => "every one".to_owned(),
+            n => format!("every {n}th"),
+        },
+        dir.display()
+    );
+    let checked = sweep::check(&rows, |backend| {
+        BackendKind::from_name(backend)
+            .map(|b| layout::on(b, &sweep, args.fuel_stride))
+            .unwrap_or_default()
+    })?;
+    print!("{}", sweep::render(&checked));
+    let off = checked.iter().filter(|r| !r.agrees()).count();
+    if off > 0 {
+        bail!(
+            "{off} of {} variant–case pairs reach another verdict or median with the default \
+             sweep than with the dense grid: the sweep is not enough for them",
+            checked.len()
+        );
+    }
+    Ok(())
+}
