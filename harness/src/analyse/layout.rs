@@ -5,11 +5,12 @@
 //! static data the program has, which differs in every program. One layout can flip a
 //! comparison (measured: shipping's own nft-stress total spans 8 % across paddings). Gas is
 //! deterministic, so instead of sampling layouts the lab sweeps them: each case's plain build
-//! is re-linked with its statics (and so its heap base) moved up by [`offsets`], which cover
-//! both where the heap starts in its 16 KiB Gear page (what a message's page count turns on)
-//! and where it starts in its 64 KiB Wasm page (how much of the page is free after the statics,
-//! and so when the first `alloc` of a fresh page comes), and every variant is compared with
-//! `shipping` *at the same offset*. A variant is better (worse) than shipping on a case only
+//! is re-linked with its statics (and so its heap base) moved up by [`offsets`] spread evenly
+//! over one Gear page (what a message's page count turns on), and every variant is compared
+//! with `shipping` *at the same offset*. Where the heap starts in its 64 KiB Wasm page matters
+//! too (how much of the page is free after the statics, and so when the first `alloc` of a
+//! fresh page comes): [`stratified`] covers both, and `just sweep-check` holds a sweep against
+//! a dense grid. A variant is better (worse) than shipping on a case only
 //! if it is cheaper (dearer) by more than [`BAND_PCT`] at every offset.
 //!
 //! The probe and twin builds stay at the linker's own layout: they measure what the allocator
@@ -33,7 +34,7 @@ pub const WASM_PAGE: u32 = 64 * 1024;
 /// Layouts `just compare` runs every case at (offset 0 is the committed, linker's own), spread
 /// evenly over one Gear page ([`offsets`]): what `results/` holds. Held against a 64-point grid
 /// over the Wasm page (`just sweep-check`, README "Is the sweep enough?") they miss a verdict or
-/// the median by more than the band on 3 of 4 gas pairs; [`stratified`]`(16)` on gas with every
+/// the median by more than the band on 2 of 4 gas pairs; [`stratified`]`(16)` on gas with every
 /// 4th on fuel misses on 1, and becomes the default with the next whole `just compare`.
 pub const POINTS: u32 = 8;
 
@@ -72,19 +73,11 @@ pub fn offsets(points: u32) -> Result<Vec<u32>> {
 /// one) and in Gear page `i mod 4` of the Wasm page (so they cover the Wasm page too): for 8,
 /// every 2 KiB of the Gear page once and every quarter of the Wasm page twice.
 pub fn stratified(points: u32) -> Result<Vec<u32>> {
-    if points == 0 || points > GEAR_PAGE / 16 {
-        bail!(
-            "--layouts {points}: give 1 (the linker's layout only) to {} layouts",
-            GEAR_PAGE / 16
-        );
-    }
     let per_wasm_page = WASM_PAGE / GEAR_PAGE;
-    let mut offsets: Vec<u32> = (0..points)
-        .map(|i| {
-            let in_gear_page =
-                (u64::from(i) * u64::from(GEAR_PAGE) / u64::from(points)) as u32 / 16 * 16;
-            (i % per_wasm_page) * GEAR_PAGE + in_gear_page
-        })
+    let mut offsets: Vec<u32> = offsets(points)?
+        .into_iter()
+        .zip(0..)
+        .map(|(in_gear_page, i)| (i % per_wasm_page) * GEAR_PAGE + in_gear_page)
         .collect();
     offsets.sort_unstable();
     Ok(offsets)

@@ -9,7 +9,7 @@
 use crate::layout::{self, Verdict, SHIPPING};
 use crate::results::LayoutRow;
 use anyhow::{bail, Result};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// How far the default points' median difference to shipping may lie from the grid's
 /// (percentage points): the minimum effect itself, as a median shift smaller than it cannot
@@ -53,44 +53,27 @@ fn figures(pairs: &[(u64, u64)]) -> (f64, f64, f64, Verdict) {
 /// on a backend; an error if the run does not hold every chosen offset for a variant and
 /// shipping.
 pub fn check(rows: &[LayoutRow], chosen: impl Fn(&str) -> Vec<u32>) -> Result<Vec<Row>> {
-    let mut keys: BTreeMap<(String, String, String), ()> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.variant != SHIPPING) {
-        keys.insert((r.backend.clone(), r.case.clone(), r.variant.clone()), ());
-    }
+    let keys: BTreeSet<(String, String, String)> = rows
+        .iter()
+        .filter(|r| r.variant != SHIPPING)
+        .map(|r| (r.backend.clone(), r.case.clone(), r.variant.clone()))
+        .collect();
     let mut out = Vec::new();
-    for (backend, case, variant) in keys.into_keys() {
+    for (backend, case, variant) in keys {
         let dense = layout::pairs(rows, &backend, &case, &variant, SHIPPING);
         let chosen = chosen(&backend);
-        let offsets_of = |v: &str| -> Vec<u32> {
-            rows.iter()
-                .filter(|r| r.backend == backend && r.case == case && r.variant == v)
-                .map(|r| r.offset)
-                .collect()
-        };
-        let (mine, theirs) = (offsets_of(&variant), offsets_of(SHIPPING));
-        let both = |o: &u32| mine.contains(o) && theirs.contains(o);
-        if let Some(missing) = chosen.iter().find(|o| !both(o)) {
+        let at_chosen: Vec<LayoutRow> = rows
+            .iter()
+            .filter(|r| chosen.contains(&r.offset))
+            .cloned()
+            .collect();
+        let chosen_pairs = layout::pairs(&at_chosen, &backend, &case, &variant, SHIPPING);
+        if chosen_pairs.len() != chosen.len() {
             bail!(
-                "{backend}/{case}: {variant} or shipping was not run at offset {missing}, a point \
-                 of the default sweep; run the dense grid with `just sweep-check`"
+                "{backend}/{case}: {variant} or shipping was not run at every offset of the sweep \
+                 ({chosen:?}); run the dense grid with `just sweep-check`"
             );
         }
-        let chosen_pairs: Vec<(u64, u64)> = chosen
-            .iter()
-            .filter_map(|o| {
-                let at = |v: &str| {
-                    rows.iter()
-                        .find(|r| {
-                            r.backend == backend
-                                && r.case == case
-                                && r.variant == v
-                                && r.offset == *o
-                        })
-                        .map(|r| r.total)
-                };
-                Some((at(&variant)?, at(SHIPPING)?))
-            })
-            .collect();
         out.push(Row {
             dense_points: dense.len(),
             chosen_points: chosen_pairs.len(),

@@ -243,15 +243,17 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         })?;
     }
 
-    // The offsets each backend runs (the fuel meter a thinned sweep; a `--layout-step` grid is
-    // run whole), and so the ones to build: a run on the fuel meter alone builds its 4.
-    let runs_on = |backend: BackendKind| -> Vec<u32> {
-        if args.layout_step.is_some() {
-            offsets.clone()
-        } else {
-            layout::on(backend, &offsets, args.fuel_stride)
-        }
+    // The offsets each backend runs: the fuel meter a thinned sweep, a `--layout-step` grid
+    // whole; and so the ones to build (a run on the fuel meter alone builds only its points).
+    let fuel_stride = if args.layout_step.is_some() {
+        1
+    } else {
+        args.fuel_stride
     };
+    let runs_on: BTreeMap<BackendKind, Vec<u32>> = backends
+        .iter()
+        .map(|b| (*b, layout::on(*b, &offsets, fuel_stride)))
+        .collect();
     // Per backend, case and variant: plain, probe and twin runs, and the layout points.
     let total_messages: u64 = backends
         .iter()
@@ -260,7 +262,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 .iter()
                 .map(|s| {
                     (s.steps.len() as u64 + 1)
-                        * (2 + runs_on(*b).len() as u64)
+                        * (2 + runs_on[b].len() as u64)
                         * variants.len() as u64
                 })
                 .sum::<u64>()
@@ -288,7 +290,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let built: Vec<u32> = offsets
         .iter()
         .copied()
-        .filter(|o| backends.iter().any(|b| runs_on(*b).contains(o)))
+        .filter(|o| runs_on.values().any(|on| on.contains(o)))
         .collect();
     // Point p is the build at nonzero[p].
     let nonzero: Vec<u32> = built.iter().copied().filter(|o| *o > 0).collect();
@@ -305,10 +307,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         for (vi, _) in variants.iter().enumerate() {
             for &backend in &backends {
                 jobs.push((backend, ci, vi, None));
-                let on = runs_on(backend);
                 jobs.extend(
                     (0..points)
-                        .filter(|p| on.contains(&nonzero[*p]))
+                        .filter(|p| runs_on[&backend].contains(&nonzero[*p]))
                         .map(|p| (backend, ci, vi, Some(p))),
                 );
             }
@@ -645,7 +646,7 @@ fn check_extra_features(args: &Args) -> Result<()> {
         if f.starts_with("layout-pad-") {
             anyhow::bail!(
                 "--allocator-features {f}: the heap layout is the lab's to vary: every case is \
-                 already run at {} layouts over a Wasm page (see --layouts), each placed exactly \
+                 already run at {} layouts over a Gear page (see --layouts), each placed exactly \
                  by the linker rather than by padding",
                 galloc_lab::layout::POINTS
             );

@@ -73,8 +73,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let off = checked.iter().filter(|r| !r.agrees()).count();
     if off > 0 {
         bail!(
-            "{off} of {} variant–case pairs reach another verdict or median with the default \
-             sweep than with the dense grid: the sweep is not enough for them",
+            "{off} of {} variant–case pairs reach another verdict or median with this sweep \
+             than with the dense grid: the sweep is not enough for them",
             checked.len()
         );
     }

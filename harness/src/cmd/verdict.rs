@@ -58,10 +58,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 );
                 println!("| --- | --- | ---: | ---: | --- | ---: |");
             }
-            let mut pct: Vec<f64> = pairs
-                .iter()
-                .map(|(x, y)| 100.0 * (*x as f64 - *y as f64) / *y as f64)
-                .collect();
+            let mut pct: Vec<f64> = pairs.iter().copied().map(layout::pct).collect();
             let median = layout::median(&mut pct);
             let verdict = match Verdict::of_pairs(&pairs, layout::BAND_PCT) {
                 Verdict::Noise => "within layout noise",
