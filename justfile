@@ -24,7 +24,7 @@ _apt package:
 # Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter, gtest and, when LAB_NODE or LAB_NODE_BIN names one, a real node (results/, results/README.md, results/metadata.json, images/). Without a node it says so in one line and runs the rest. Runs whose builds did not change are reused from target/lab/cache.
 compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
-# Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 8 heap layouts: results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
+# Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and 4 of them on fuel: results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
@@ -48,10 +48,10 @@ bless variants="all" cases="default" backends="all": (compare variants cases bac
 # The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
 gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 
-# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; the points of the default sweep and of its stratified successor are among them) into target/lab/sweep-check, then holds the default sweep against that grid (`lab sweep-check --layouts 16 --stratified --fuel-stride 4` holds the successor): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails. Not in CI (25 min here): README, "Is the sweep enough?" has its table.
+# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page, every 4th on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): README, "Is the sweep enough?" has its table.
 sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends="wasmtime,gtest": setup
     rm -rf target/lab/sweep-check
-    cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
+    cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
     cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
 
 # Re-render the report (results/README.md) from results/*.csv, running nothing.
@@ -126,8 +126,8 @@ _fmt:
 _lint-targets: setup
     for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
     cargo clippy -q --locked -p galloc --target wasm32v1-none --features probe-twin -- -D warnings
-    cargo clippy -q --locked -p lab-replay -p lab-synthetic --target wasm32v1-none -- -D warnings
-    cargo clippy -q --locked --manifest-path fuzz/Cargo.toml --target-dir target/lab/fuzz -- -D warnings
+    cargo clippy -q --locked -p lab-replay -p lab-synthetic --target wasm32v1-none --features galloc/shipping -- -D warnings
+    cargo clippy -q --locked --manifest-path fuzz/Cargo.toml --target-dir target/lab/fuzz --features galloc/shipping -- -D warnings
 
 # clippy's driver as cargo's workspace wrapper, with the `-D warnings` `cargo clippy -- -D warnings` passes it (clippy's own variable): a build under it lints the workspace's crates as it compiles them. The lab removes both from the builds it starts (`workspace::cargo_command`), so every Wasm is still built as deployed.
 linted := "RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"

@@ -3,10 +3,38 @@
 //! build) the `__heap_base` of the contract whose trace it replays, so the allocator sees the
 //! same addresses. (The probe is validated against its twin, `probe-twin`, which needs no
 //! padding: its statics are the probe build's.) Programs never enable these features.
+//!
+//! Also selects `shipping` (`cfg(galloc_shipping)`) when no other variant feature is on:
+//! `shipping` is cargo's default, so it is on in every build through gstd, and another variant
+//! feature overrides it.
 
 use std::{env, fs, path::PathBuf};
 
+/// galloc's features that are not variants (the registry, `variants/`, names the variants; its
+/// test `features.rs` holds this list to the manifest).
+const SWITCHES: &[&str] = &[
+    "DEFAULT",
+    "SHIPPING",
+    "PROBE",
+    "PROBE_TWIN",
+    "DEBUG",
+    "GATE_CANARY",
+];
+
 fn main() {
+    println!("cargo::rustc-check-cfg=cfg(galloc_shipping)");
+    let others: Vec<String> = env::vars()
+        .filter_map(|(key, _)| key.strip_prefix("CARGO_FEATURE_").map(str::to_owned))
+        .filter(|f| !SWITCHES.contains(&f.as_str()) && !f.starts_with("LAYOUT_PAD_"))
+        .collect();
+    if others.is_empty() {
+        assert!(
+            env::var_os("CARGO_FEATURE_SHIPPING").is_some(),
+            "galloc: no variant feature is on and neither is `shipping` (cargo's default, off \
+             through default-features = false): enable `shipping` or one variant feature"
+        );
+        println!("cargo::rustc-cfg=galloc_shipping");
+    }
     let pad: usize = env::vars()
         .filter_map(|(key, _)| {
             key.strip_prefix("CARGO_FEATURE_LAYOUT_PAD_")

@@ -33,7 +33,7 @@ pub mod others;
 pub mod prelude;
 pub mod probe;
 pub mod runs;
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 mod shipping;
 pub mod slab;
 pub mod source;

@@ -1,9 +1,11 @@
 //! Which allocator each variant feature selects.
 //!
 //! `variants/` is the registry that names every variant for the tools; this module is the code
-//! behind each name. Exactly one variant feature may be on. With none, `static-buffer` (Gear's
-//! current design) is used: there is no cargo `default` variant because gstd depends on galloc
-//! with default features on, and a variant in `default` could never be switched off.
+//! behind each name. At most one variant feature besides `shipping` may be on. `shipping` is in
+//! cargo's `default` (gstd depends on galloc with default features on, so it is always on
+//! through gstd), and it is what a build gets unless another variant is named: `build.rs` sets
+//! `cfg(galloc_shipping)` then. A program that patches the lab's galloc in and names no feature
+//! so builds exactly what galloc 2.0 ships, byte for byte (harness test `dropin`).
 
 use crate::buffer::{CellClass, CellLayout};
 use core::alloc::GlobalAlloc;
@@ -53,7 +55,7 @@ macro_rules! at_most_one_variant {
             #[cfg(all(feature = $first, feature = $rest))]
             compile_error!(concat!(
                 "galloc: variant features `", $first, "` and `", $rest, "` are both enabled; ",
-                "enable exactly one variant feature (none means `static-buffer`)",
+                "enable at most one variant feature (none means `shipping`)",
             ));
         )*
         at_most_one_variant!($($rest),*);
@@ -66,7 +68,6 @@ at_most_one_variant!(
     "no-buffer",
     "doubled-buffer",
     "multi-buffers",
-    "shipping",
     "granularity-32k",
     "granularity-16k",
     "granularity-8k",
@@ -117,21 +118,7 @@ impl CellLayout for MultiCells {
 
 // One `active` module per variant: its id, its front and its cells.
 
-#[cfg(not(any(
-    feature = "no-buffer",
-    feature = "doubled-buffer",
-    feature = "multi-buffers",
-    feature = "shipping",
-    feature = "granularity-32k",
-    feature = "granularity-16k",
-    feature = "granularity-8k",
-    feature = "gear-next",
-    feature = "bump",
-    feature = "talc",
-    feature = "rlsf",
-    feature = "slabs",
-    feature = "lab",
-)))]
+#[cfg(feature = "static-buffer")]
 mod active {
     use super::CurrentCells as Cells;
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
@@ -293,7 +280,7 @@ mod active {
     direct!(others::rlsf::Rlsf);
 }
 
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 mod active {
     use crate::buffer::CellClass;
     pub const ID: &str = "shipping";
@@ -302,7 +289,7 @@ mod active {
 }
 
 /// The lab's own variants: the active module's allocator on Gear pages.
-#[cfg(not(feature = "shipping"))]
+#[cfg(not(galloc_shipping))]
 mod built {
     use super::active::{self, Alloc};
     use super::Composed;
@@ -356,7 +343,7 @@ mod built {
 }
 
 /// The shipped allocator, unchanged.
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 mod built {
     pub use crate::shipping::Shipping as Selected;
 
@@ -406,32 +393,32 @@ pub const ID: &str = active::ID;
 
 /// The bytes the selected variant's dlmalloc takes from Gear at a time (its granularity;
 /// gear-dlmalloc's is one page).
-#[cfg(not(feature = "shipping"))]
+#[cfg(not(galloc_shipping))]
 pub const GRANULARITY: usize = built::GRANULARITY;
 /// The bytes the selected variant's dlmalloc takes from Gear at a time (its granularity;
 /// gear-dlmalloc's is one page).
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 pub const GRANULARITY: usize = crate::source::PAGE_SIZE;
 
 /// Whether the selected variant hands freed memory out again (only the `bump` floor does not).
-#[cfg(not(feature = "shipping"))]
+#[cfg(not(galloc_shipping))]
 pub const REUSES: bool = built::REUSES;
 /// Whether the selected variant hands freed memory out again (only the `bump` floor does not).
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 pub const REUSES: bool = true;
 
 /// Whether the selected variant gives pages back to Gear once the memory on them is freed.
-#[cfg(not(feature = "shipping"))]
+#[cfg(not(galloc_shipping))]
 pub const RETURNS_PAGES: bool = built::RETURNS_PAGES;
 /// Whether the selected variant gives pages back to Gear once the memory on them is freed.
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 pub const RETURNS_PAGES: bool = true;
 
 /// Whether a front of the selected variant has the heap-base tail on Gear (the slabs).
-#[cfg(not(feature = "shipping"))]
+#[cfg(not(galloc_shipping))]
 pub const FRONT_TAKES_TAIL: bool = built::FRONT_TAKES_TAIL;
 /// Whether a front of the selected variant has the heap-base tail on Gear (the slabs).
-#[cfg(feature = "shipping")]
+#[cfg(galloc_shipping)]
 pub const FRONT_TAKES_TAIL: bool = false;
 
 /// The static-buffer cells of the selected variant (empty without a buffer; `None` when they
@@ -439,7 +426,7 @@ pub const FRONT_TAKES_TAIL: bool = false;
 pub const CELLS: Option<&[CellClass]> = active::CELLS;
 
 /// The selected allocator as a Gear program links it.
-#[cfg(any(target_arch = "wasm32", feature = "shipping"))]
+#[cfg(any(target_arch = "wasm32", galloc_shipping))]
 pub use built::{selected, Selected};
 
 /// The selected variant on the host, for tests: a `GlobalAlloc` plus what can be inspected.

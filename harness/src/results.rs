@@ -115,6 +115,58 @@ pub struct LayoutRow {
     pub pages_written: Option<u64>,
 }
 
+/// A case's second workload ([`crate::scenario::Workload`]) on one plain build at one heap
+/// layout: what every verdict on the case is checked against (`<backend>/second.csv`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SecondRow {
+    pub backend: String,
+    pub case: String,
+    /// The workload's id.
+    pub workload: String,
+    pub variant: String,
+    pub unit: String,
+    /// Bytes every static (and so the heap base) was moved up from where the linker puts it.
+    pub offset: u32,
+    /// The linker's `__heap_base` at that offset.
+    pub heap_base: u32,
+    /// Sum of every message's cost, `init` included.
+    pub total: u64,
+}
+
+impl SecondRow {
+    /// The row of `workload` from its run at a layout.
+    pub fn of(row: LayoutRow, workload: &str) -> Self {
+        SecondRow {
+            backend: row.backend,
+            case: row.case,
+            workload: workload.to_owned(),
+            variant: row.variant,
+            unit: row.unit,
+            offset: row.offset,
+            heap_base: row.heap_base,
+            total: row.total,
+        }
+    }
+
+    /// The row as a layout of its case, for the sweep's arithmetic ([`crate::layout`]).
+    pub fn as_layout(&self) -> LayoutRow {
+        LayoutRow {
+            backend: self.backend.clone(),
+            case: self.case.clone(),
+            variant: self.variant.clone(),
+            unit: self.unit.clone(),
+            offset: self.offset,
+            heap_base: self.heap_base,
+            total: self.total,
+            pages_read: None,
+            pages_written: None,
+        }
+    }
+}
+
+/// The second workloads' file name in a backend's results directory.
+pub const SECOND: &str = "second.csv";
+
 /// How exactly "probe build minus probe overhead = plain build" holds for one case and build.
 ///
 /// The comparison is made against the *twin*: the probe build with a meter that reads nothing

@@ -212,8 +212,9 @@ pub const FLOOR: &str = "bump";
 /// of total against shipping of -5 % or less), case by case, in its own table and chart.
 pub const DESIGN: &str = "lab";
 
-/// The variant used when no variant feature is enabled.
-pub const DEFAULT: &str = "static-buffer";
+/// The variant a build gets when it names none (cargo's `default`): the reference, so that a
+/// program patched onto the lab's galloc without a feature builds exactly what galloc 2.0 ships.
+pub const DEFAULT: &str = REFERENCE;
 
 /// Why the lab never recommends `id`, if it does not: the floor never frees (on Gear memory
 /// persists, so a program on it only grows until it runs out of pages), and a variant that

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 /// Allocator features that are not variants, each for a reason.
 const NOT_VARIANTS: &[&str] = &[
-    "default",     // empty on purpose: gstd enables galloc's default features
+    "default",     // `shipping`: gstd enables galloc's default features
     "probe",       // orthogonal: wraps whichever variant is selected
     "probe-twin",  // the probe with a meter that reads nothing: the reference it is validated on
     "debug",       // gstd's `debug` forwards here; must not change the allocator
@@ -54,10 +54,34 @@ fn registry_matches_allocator_features() {
     pads.sort_unstable();
     assert_eq!(pads, expected, "galloc's layout-pad-<bytes> features");
     assert_eq!(
-        features["default"].as_array().map(Vec::len),
-        Some(0),
-        "the default variant ({DEFAULT}) is chosen by absence, not by cargo's `default`"
+        features["default"]
+            .as_array()
+            .map(|d| d.iter().filter_map(|f| f.as_str()).collect::<Vec<_>>()),
+        Some(vec![DEFAULT]),
+        "cargo's `default` is the default variant ({DEFAULT}), and only it"
     );
+}
+
+#[test]
+fn build_script_knows_every_switch() {
+    // build.rs selects `shipping` when no feature outside its SWITCHES is on: a switch missing
+    // there would read as a variant and turn shipping off.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../allocator/build.rs");
+    let source = std::fs::read_to_string(path).expect("read allocator/build.rs");
+    let start = source.find("const SWITCHES").expect("SWITCHES in build.rs");
+    let list = &source[start..start + source[start..].find(';').expect("end of SWITCHES")];
+    let listed: BTreeSet<String> = list
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    let expected: BTreeSet<String> = NOT_VARIANTS
+        .iter()
+        .chain(&[DEFAULT])
+        .map(|f| f.to_uppercase().replace('-', "_"))
+        .collect();
+    assert_eq!(listed, expected, "allocator/build.rs SWITCHES");
 }
 
 #[test]
@@ -70,10 +94,13 @@ fn allocator_source_names_the_same_variants() {
         .find("at_most_one_variant!(\n")
         .expect("exclusivity check");
     let list = &source[start..start + source[start..].find(");").expect("end of list")];
+    // The default (`shipping`, on through cargo's `default`) is the one not listed: another
+    // variant overrides it rather than clashing with it.
     for v in VARIANTS {
-        assert!(
+        assert_eq!(
             list.contains(&format!("\"{}\"", v.feature)),
-            "`{}` missing from at_most_one_variant! in allocator/src/variant.rs",
+            v.id != DEFAULT,
+            "`{}` in at_most_one_variant! in allocator/src/variant.rs: listed iff not the default",
             v.feature
         );
     }

@@ -5,20 +5,20 @@
 //! static data the program has, which differs in every program. One layout can flip a
 //! comparison (measured: shipping's own nft-stress total spans 8 % across paddings). Gas is
 //! deterministic, so instead of sampling layouts the lab sweeps them: each case's plain build
-//! is re-linked with its statics (and so its heap base) moved up by [`offsets`] spread evenly
-//! over one Gear page (what a message's page count turns on), and every variant is compared
-//! with `shipping` *at the same offset*. Where the heap starts in its 64 KiB Wasm page matters
-//! too (how much of the page is free after the statics, and so when the first `alloc` of a
-//! fresh page comes): [`stratified`] covers both, and `just sweep-check` holds a sweep against
-//! a dense grid. A variant is better (worse) than shipping on a case only
-//! if it is cheaper (dearer) by more than [`BAND_PCT`] at every offset.
+//! is re-linked with its statics (and so its heap base) moved up by [`stratified`] offsets, and
+//! every variant is compared with `shipping` *at the same offset*. The offsets cover both
+//! positions a total turns on: in the 16 KiB Gear page (which pages a message's objects
+//! straddle) and in the 64 KiB Wasm page (how much of the page is free after the statics, and so
+//! when the first `alloc` of a fresh page comes). `just sweep-check` holds the sweep against a
+//! dense grid. A variant is better (worse) than shipping on a case only if it is cheaper
+//! (dearer) by more than [`BAND_PCT`] at every offset.
 //!
 //! The probe and twin builds stay at the linker's own layout: they measure what the allocator
 //! did there, and the probe's relation to its twin holds per layout, so one is enough.
 
 use crate::backend::BackendKind;
 use crate::build::{build, Artifact, BuildRequest, PostProcess};
-use crate::results::{round, LayoutRow, TotalRow};
+use crate::results::{round, LayoutRow, SecondRow, TotalRow};
 use crate::run::{run_case, CaseRun, ProbeReads};
 use crate::scenario::Scenario;
 use crate::workspace::Workspace;
@@ -31,18 +31,18 @@ pub const GEAR_PAGE: u32 = 16 * 1024;
 /// Bytes of one Wasm page (what the `alloc` syscall hands out): the sweep spans it.
 pub const WASM_PAGE: u32 = 64 * 1024;
 
-/// Layouts `just compare` runs every case at (offset 0 is the committed, linker's own), spread
-/// evenly over one Gear page ([`offsets`]): what `results/` holds. Held against a 64-point grid
-/// over the Wasm page (`just sweep-check`, README "Is the sweep enough?") they miss a verdict or
-/// the median by more than the band on 2 of 4 gas pairs; [`stratified`]`(16)` on gas with every
-/// 4th on fuel misses on 1, and becomes the default with the next whole `just compare`.
-pub const POINTS: u32 = 8;
+/// Layouts `just compare` runs every case at on gas (offset 0 is the committed, linker's own),
+/// [`stratified`] over the 64 KiB Wasm page: what `results/` holds. Held against a 64-point
+/// grid over the Wasm page (`just sweep-check`, README "Is the sweep enough?") these miss a
+/// verdict or a median by more than the band on 1 of 8 pairs; the 8 points over one Gear page
+/// the lab swept before ([`offsets`]) missed on 2, and 8 stratified points on 3.
+pub const POINTS: u32 = 16;
 
-/// The fuel meter runs every this many of the sweep's points (in offset order, 0 first). 1
-/// today (every point, as on gas); fuel barely moves with the layout (the grid: at most 0.17
-/// points of percent between a pair's lowest and highest difference), so the stratified sweep
-/// runs every 4th on fuel (`lab sweep-check --stratified --fuel-stride 4`).
-pub const FUEL_STRIDE: usize = 1;
+/// The fuel meter runs every this many of the sweep's points (in offset order, 0 first): fuel
+/// barely moves with the layout (the grid: at most 0.17 points of percent between a pair's
+/// lowest and highest difference), so 4 points, one in each Gear page of the Wasm page, keep
+/// every fuel verdict the grid gives while the sweep costs 1.25x the runs of 8 on both.
+pub const FUEL_STRIDE: usize = 4;
 
 /// The minimum effect, in percent of shipping's total: a variant is better (worse) only when
 /// it is cheaper (dearer) by more than this at every layout, and the same when it is within it
@@ -54,7 +54,8 @@ pub const BAND_PCT: f64 = 1.0;
 pub const SHIPPING: &str = "shipping";
 
 /// `points` offsets spread evenly over one Gear page, 0 first, each a multiple of 16 (static
-/// data keeps its alignment): the default sweep.
+/// data keeps its alignment): the sweep the lab ran before [`stratified`] (`--one-gear-page`),
+/// and the position in a Gear page of each of its points.
 pub fn offsets(points: u32) -> Result<Vec<u32>> {
     if points == 0 || points > GEAR_PAGE / 16 {
         bail!(
@@ -96,13 +97,36 @@ pub fn on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32>
     }
 }
 
+/// `points` offsets of the sweep: [`stratified`] over the Wasm page, or with `one_gear_page`
+/// spread over one Gear page ([`offsets`], the lab's earlier sweep, kept to compare with).
+pub fn sweep(points: u32, one_gear_page: bool) -> Result<Vec<u32>> {
+    if one_gear_page {
+        offsets(points)
+    } else {
+        stratified(points)
+    }
+}
+
+/// The default sweep's offsets, every backend's together.
+pub fn default_sweep() -> Vec<u32> {
+    stratified(POINTS).expect("a valid point count")
+}
+
 /// The default sweep's offsets on `backend`: what `results/` holds.
 pub fn default_on(backend: BackendKind) -> Vec<u32> {
-    on(
-        backend,
-        &offsets(POINTS).expect("a valid point count"),
-        FUEL_STRIDE,
-    )
+    on(backend, &default_sweep(), FUEL_STRIDE)
+}
+
+/// The offsets of `offsets` at which a case's second workload runs on `backend`: on gas the
+/// fuel meter's points (`fuel_stride`: one in each Gear page of the Wasm page), which keeps
+/// `just compare` within 1.5 times the runs of the earlier sweep; none on the fuel meter (its
+/// verdicts barely move: README, "Is the sweep enough?") and none at a single layout (the gate
+/// compares totals at the linker's layout, not verdicts).
+pub fn second_on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32> {
+    if backend == BackendKind::Wasmtime || offsets.len() < 2 {
+        return Vec::new();
+    }
+    on(BackendKind::Wasmtime, offsets, fuel_stride)
 }
 
 /// Every `step` bytes over one Wasm page, 0 first: the dense grid `just sweep-check` holds
@@ -340,6 +364,53 @@ pub fn layout_luck(
     (!smaller.is_empty()).then(|| (smaller.len(), median(&mut smaller)))
 }
 
+/// Whether a verdict on a case holds under the case's second workload (its own sweep,
+/// [`second_on`], with the same band).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holds {
+    /// The second workload reaches the same verdict.
+    Yes,
+    /// It reaches another.
+    No,
+    /// There is no verdict to hold (noise, or shipping itself).
+    Nothing,
+    /// The second workload did not run for this pair (the fuel meter, another program).
+    Untested,
+}
+
+impl Holds {
+    /// How the report writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Holds::Yes => "holds",
+            Holds::No => "does not hold",
+            Holds::Nothing => "",
+            Holds::Untested => "untested",
+        }
+    }
+}
+
+/// Whether `first` (a verdict over the case's sweep) holds given the second workload's summary
+/// of the same pair.
+pub fn holds(first: Verdict, second: Option<&Summary>) -> Holds {
+    match (first, second) {
+        (Verdict::Noise | Verdict::Baseline | Verdict::Unpaired, _) => Holds::Nothing,
+        (_, None) => Holds::Untested,
+        (v, Some(s)) if s.verdict == v => Holds::Yes,
+        _ => Holds::No,
+    }
+}
+
+/// Every (backend, case, variant)'s [`Summary`] under the case's second workload.
+pub fn summarise_second(rows: &[SecondRow]) -> BTreeMap<(String, String, String), Summary> {
+    summarise(&rows.iter().map(SecondRow::as_layout).collect::<Vec<_>>())
+}
+
+/// The default sweep's second-workload offsets on `backend`: what `results/` holds.
+pub fn default_second_on(backend: BackendKind) -> Vec<u32> {
+    second_on(backend, &default_sweep(), FUEL_STRIDE)
+}
+
 /// Fills the layout columns of `totals` from `rows`.
 pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
     let summaries = summarise(rows);
@@ -370,6 +441,18 @@ pub fn recommended<'a>(
     backend: &str,
     case: &str,
 ) -> &'a str {
+    recommended_holding(summaries, &BTreeMap::new(), backend, case)
+}
+
+/// [`recommended`], where a variant also counts only if its **better** holds under the case's
+/// second workload ([`holds`]) wherever `second` has it measured: a verdict a second traffic of
+/// the same program does not repeat is not one to patch an allocator for.
+pub fn recommended_holding<'a>(
+    summaries: &'a BTreeMap<(String, String, String), Summary>,
+    second: &BTreeMap<(String, String, String), Summary>,
+    backend: &str,
+    case: &str,
+) -> &'a str {
     summaries
         .iter()
         .filter(|((b, c, v), s)| {
@@ -378,6 +461,7 @@ pub fn recommended<'a>(
                 && s.verdict == Verdict::Better
                 && galloc_variants::never_recommended(v).is_none()
         })
+        .filter(|(key, s)| holds(s.verdict, second.get(*key)) != Holds::No)
         .filter_map(|((_, _, v), s)| s.vs_shipping.map(|d| (d.0, d.2, v.as_str())))
         .min_by(|a, b| {
             a.0.total_cmp(&b.0)
@@ -485,8 +569,8 @@ pub(crate) mod tests {
         assert_eq!(offsets(1).unwrap(), [0]);
         assert_eq!(offsets(3).unwrap(), [0, 5456, 10912]);
         assert!(offsets(0).is_err());
-        assert_eq!(default_on(BackendKind::Gtest), offsets(POINTS).unwrap());
-        assert_eq!(default_on(BackendKind::Wasmtime), offsets(POINTS).unwrap());
+        assert_eq!(sweep(8, true).unwrap(), offsets(8).unwrap());
+        assert_eq!(sweep(8, false).unwrap(), stratified(8).unwrap());
     }
 
     #[test]
@@ -506,6 +590,9 @@ pub(crate) mod tests {
         assert_eq!(in_gear_page, (0..16).map(|i| i * 1024).collect::<Vec<_>>());
         assert_eq!(on(BackendKind::Gtest, &all, 4), all);
         assert_eq!(on(BackendKind::Wasmtime, &all, 4), [0, 17408, 34816, 52224]);
+        // The default sweep is exactly this: 16 on gas, 4 on fuel.
+        assert_eq!(default_on(BackendKind::Gtest), all);
+        assert_eq!(default_on(BackendKind::Wasmtime), [0, 17408, 34816, 52224]);
         assert_eq!(on(BackendKind::Wasmtime, &[0], 4), [0]);
         let eight = stratified(8).unwrap();
         assert_eq!(eight, [0, 8192, 18432, 26624, 36864, 45056, 55296, 63488]);

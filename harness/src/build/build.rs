@@ -168,7 +168,12 @@ impl Artifact {
 /// Builds `req` with [`PROFILE`] for [`TARGET`] and collects (and post-processes) the `.wasm`.
 pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let config = req.config();
-    let mut galloc_features = vec![req.variant.feature.to_owned()];
+    // A variant with no feature is a program that names none: galloc's default (`shipping`).
+    let mut galloc_features: Vec<String> = Some(req.variant.feature)
+        .filter(|f| !f.is_empty())
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
     if req.probe {
         galloc_features.push("probe".into());
     }

@@ -14,7 +14,7 @@ use galloc_lab::measure::{
 };
 use galloc_lab::results::{
     merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, MeasuredRow, MessageRow,
-    OpRow, PagesRow, TotalRow, ValidationRow, MANIFEST,
+    OpRow, PagesRow, SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
 use galloc_lab::run::CaseRun;
 use galloc_lab::scenario::{self, Scenario};
@@ -58,15 +58,15 @@ pub struct Args {
     /// The results then describe a modified allocator, so they need `--out`.
     #[arg(long, default_value = "")]
     allocator_features: String,
-    /// Heap layouts to run each case's plain build at, spread evenly over one 16 KiB Gear page
-    /// (README: "Verdicts across heap layouts"); 1 runs the linker's layout alone, as the gate
-    /// does. `results/` always holds every case at 8.
+    /// Heap layouts to run each case's plain build at, stratified over the 64 KiB Wasm page and
+    /// each 16 KiB Gear page in it (README: "Verdicts across heap layouts"); 1 runs the linker's
+    /// layout alone, as the gate does. `results/` always holds every case at 16.
     #[arg(long, default_value_t = galloc_lab::layout::POINTS)]
     layouts: u32,
-    /// Place the `--layouts` points stratified over the 64 KiB Wasm page and each Gear page in
-    /// it instead (the measured successor of the default sweep). Needs `--out`.
+    /// Spread the `--layouts` points evenly over one Gear page instead (the sweep the lab ran
+    /// before, kept to compare with). Needs `--out`.
     #[arg(long)]
-    stratified: bool,
+    one_gear_page: bool,
     /// The fuel meter runs every this many of the points (README: "Is the sweep enough?").
     /// Needs `--out` unless it is the default.
     #[arg(long, default_value_t = galloc_lab::layout::FUEL_STRIDE)]
@@ -75,6 +75,10 @@ pub struct Args {
     /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
     #[arg(long, conflicts_with = "layouts")]
     layout_step: Option<u32>,
+    /// Skip the cases' second workloads (README: "A second workload"), as the dense grid of
+    /// `just sweep-check` does. Needs `--out`: `results/` holds them for every pair.
+    #[arg(long)]
+    no_second_workload: bool,
     /// Measure another gstd program instead of the lab's cases: its crate directory (or
     /// `Cargo.toml`). Needs `--scenario`; built per variant without editing the crate.
     #[arg(long, requires = "scenario")]
@@ -109,30 +113,53 @@ impl Args {
             fresh: false,
             allocator_features: String::new(),
             layouts,
-            stratified: false,
+            one_gear_page: false,
             fuel_stride: galloc_lab::layout::FUEL_STRIDE,
             layout_step: None,
+            no_second_workload: false,
             program: Some(program.to_path_buf()),
             scenario: Some(scenario.to_path_buf()),
         }
     }
 }
 
-/// What one job ran: a case's three builds, or one layout of its plain build.
+/// What one job ran: a case's three builds, or one layout of its plain build (under the case's
+/// scenario or its second workload's).
 enum Ran {
     Case(Box<CaseMeasurement>),
     Point(Box<CaseRun>),
 }
 
-/// Everything measured in this run, by (backend, case, variant).
+/// One job of a (backend, case, variant): the case's three builds at the linker's layout, the
+/// plain build at the `p`th nonzero point of the sweep, or the second workload at the `i`th of
+/// its offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Job {
+    Case,
+    Point(usize),
+    Second(usize),
+}
+
+/// What a run sends: each case's scenario and second workload (by case index), their
+/// fingerprints (part of the run cache's keys), and each backend's second-workload offsets.
+struct Sending<'a> {
+    scenarios: &'a [Scenario],
+    prints: &'a [Fingerprint],
+    seconds: &'a [Option<(scenario::Workload, Scenario)>],
+    second_prints: &'a [Option<Fingerprint>],
+    second_on: &'a BTreeMap<BackendKind, Vec<u32>>,
+}
+
 /// Everything measured in this run, by (backend, case, variant): the runs at the linker's
-/// layout and the plain build's at each other layout (by offset).
+/// layout, the plain build's at each other layout (by offset), and the second workload's (by
+/// offset).
 type Measured<'a> = BTreeMap<
     (BackendKind, usize, usize),
     (
         &'a Scenario,
         &'static Variant,
         CaseMeasurement,
+        Vec<(u32, CaseRun)>,
         Vec<(u32, CaseRun)>,
     ),
 >;
@@ -174,6 +201,15 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
         _ => (None, cases.iter().map(|c| (c.make)()).collect()),
     };
+    // Each case's second workload, where it has one (the lab's own cases).
+    let seconds: Vec<Option<(scenario::Workload, Scenario)>> = match &external {
+        Some(_) => vec![None],
+        None if args.no_second_workload => vec![None; cases.len()],
+        None => cases
+            .iter()
+            .map(|c| c.second.map(|w| (w, (w.make)())))
+            .collect(),
+    };
     let out = match (&args.out, &external) {
         (Some(out), _) => out.clone(),
         (None, Some(_)) => galloc_lab::external::default_out(ws, scenarios[0].case),
@@ -182,22 +218,23 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 
     let offsets = match args.layout_step {
         Some(step) => galloc_lab::layout::grid(step)?,
-        None if args.stratified => galloc_lab::layout::stratified(args.layouts)?,
-        None => galloc_lab::layout::offsets(args.layouts)?,
+        None => galloc_lab::layout::sweep(args.layouts, args.one_gear_page)?,
     };
-    if (offsets != galloc_lab::layout::offsets(galloc_lab::layout::POINTS)?
-        || args.fuel_stride != galloc_lab::layout::FUEL_STRIDE)
+    if (offsets != galloc_lab::layout::default_sweep()
+        || args.fuel_stride != galloc_lab::layout::FUEL_STRIDE
+        || args.no_second_workload)
         && std::path::absolute(&out).ok() == Some(ws.results_dir())
     {
         bail!(
-            "{}: results/ holds every case at the {} layouts of the default sweep, so a run into \
-             it sweeps those; give --out DIR to measure others",
+            "{}: results/ holds every case at the {} layouts of the default sweep, with its second \
+             workload, so a run into it measures those; give --out DIR to measure others",
             match args.layout_step {
+                _ if args.no_second_workload => "--no-second-workload".to_owned(),
                 Some(step) => format!("--layout-step {step}"),
                 None => format!(
                     "--layouts {}{} --fuel-stride {}",
                     args.layouts,
-                    if args.stratified { " --stratified" } else { "" },
+                    if args.one_gear_page { " --one-gear-page" } else { "" },
                     args.fuel_stride
                 ),
             },
@@ -254,15 +291,23 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .iter()
         .map(|b| (*b, layout::on(*b, &offsets, fuel_stride)))
         .collect();
-    // Per backend, case and variant: plain, probe and twin runs, and the layout points.
+    let second_on: BTreeMap<BackendKind, Vec<u32>> = backends
+        .iter()
+        .map(|b| (*b, layout::second_on(*b, &offsets, fuel_stride)))
+        .collect();
+    // Per backend, case and variant: plain, probe and twin runs, the layout points, and the
+    // second workload's points.
     let total_messages: u64 = backends
         .iter()
         .map(|b| {
             scenarios
                 .iter()
-                .map(|s| {
-                    (s.steps.len() as u64 + 1)
-                        * (2 + runs_on[b].len() as u64)
+                .zip(&seconds)
+                .map(|(s, second)| {
+                    let second = second.as_ref().map_or(0, |(_, w)| {
+                        (w.steps.len() as u64 + 1) * second_on[b].len() as u64
+                    });
+                    ((s.steps.len() as u64 + 1) * (2 + runs_on[b].len() as u64) + second)
                         * variants.len() as u64
                 })
                 .sum::<u64>()
@@ -298,20 +343,30 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let prints: Vec<Fingerprint> = scenarios.iter().map(RunCache::fingerprint).collect();
-    // Every run is its own job: the case's three builds, or one layout of its plain build.
+    let second_prints: Vec<Option<Fingerprint>> = seconds
+        .iter()
+        .map(|w| w.as_ref().map(|(_, s)| RunCache::fingerprint(s)))
+        .collect();
+    // Every run is its own job: the case's three builds, or one layout of its plain build under
+    // the case's scenario or its second workload.
     // They run on every core (each on a fresh chain or meter of its own), and their results
     // are put back in order, so the files do not depend on which finished first. A node is
     // one process, driven by one run at a time. Jobs go case by case, as the builds are made.
-    let mut jobs: Vec<(BackendKind, usize, usize, Option<usize>)> = Vec::new();
+    let mut jobs: Vec<(BackendKind, usize, usize, Job)> = Vec::new();
     for (ci, _) in scenarios.iter().enumerate() {
         for (vi, _) in variants.iter().enumerate() {
             for &backend in &backends {
-                jobs.push((backend, ci, vi, None));
+                jobs.push((backend, ci, vi, Job::Case));
                 jobs.extend(
                     (0..points)
                         .filter(|p| runs_on[&backend].contains(&nonzero[*p]))
-                        .map(|p| (backend, ci, vi, Some(p))),
+                        .map(|p| (backend, ci, vi, Job::Point(p))),
                 );
+                if seconds[ci].is_some() {
+                    jobs.extend(
+                        (0..second_on[&backend].len()).map(|i| (backend, ci, vi, Job::Second(i))),
+                    );
+                }
             }
         }
     }
@@ -325,7 +380,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         std::sync::atomic::AtomicUsize::new(0),
         std::sync::atomic::AtomicUsize::new(0),
     );
-    type Done = BTreeMap<(BackendKind, usize, usize, Option<usize>), Ran>;
+    type Done = BTreeMap<(BackendKind, usize, usize, Job), Ran>;
     let done: std::sync::Mutex<Done> = Default::default();
     let failed: std::sync::Mutex<Option<anyhow::Error>> = Default::default();
     // The builds made so far, and whether the builder has stopped (done, or failed).
@@ -385,20 +440,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
         Ok(())
     };
-    let job =
-        |(backend, ci, vi, point): (BackendKind, usize, usize, Option<usize>)| -> Result<Option<Ran>> {
-            let (s, v) = (&scenarios[ci], variants[vi]);
-            let Some(b) = builds_of(s.package, v.id) else {
-                return Ok(None);
-            };
-            // A node's runs are not kept: the same builds can cost differently on another node
-            // or runtime, and the cache key cannot see which node it was.
-            let keep = !args.fresh && backend != BackendKind::Node;
-            let count = |kept: bool| {
-                let n = if kept { &reused } else { &ran };
-                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            };
-            let Some(p) = point else {
+    let job = |(backend, ci, vi, job): (BackendKind, usize, usize, Job)| -> Result<Option<Ran>> {
+        let (s, v) = (&scenarios[ci], variants[vi]);
+        let Some(b) = builds_of(s.package, v.id) else {
+            return Ok(None);
+        };
+        // A node's runs are not kept: the same builds can cost differently on another node
+        // or runtime, and the cache key cannot see which node it was.
+        let keep = !args.fresh && backend != BackendKind::Node;
+        let count = |kept: bool| {
+            let n = if kept { &reused } else { &ran };
+            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        let (artifact, s, print) = match job {
+            Job::Point(p) => (&b.layouts[p].1, s, &prints[ci]),
+            Job::Second(i) => {
+                let (Some((_, second)), Some(print)) = (&seconds[ci], &second_prints[ci]) else {
+                    unreachable!("a second workload's job has one");
+                };
+                (b.at(second_on[&backend][i]), second, print)
+            }
+            Job::Case => {
                 let key = cache.key(backend, &prints[ci], &b);
                 if let Some(m) = keep.then(|| cache.load(&key, backend)).flatten() {
                     count(true);
@@ -414,27 +476,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                     cache.store(&key, &m)?;
                 }
                 return Ok(Some(Ran::Case(Box::new(m))));
-            };
-            let artifact = &b.layouts[p].1;
-            let key = cache.key_of_run(backend, &prints[ci], &artifact.sha256);
-            let run = match keep.then(|| cache.load_run(&key)).flatten() {
-                Some(run) => {
-                    count(true);
-                    run
-                }
-                None => {
-                    count(false);
-                    bar.set_message(format!("{} {} {}", backend.name(), s.case, artifact.config));
-                    let run = layout::run(artifact, s, backend)?;
-                    if keep {
-                        cache.store_run(&key, &run)?;
-                    }
-                    run
-                }
-            };
-            bar.inc(run.messages.len() as u64);
-            Ok(Some(Ran::Point(Box::new(run))))
+            }
         };
+        let key = cache.key_of_run(backend, print, &artifact.sha256);
+        let run = match keep.then(|| cache.load_run(&key)).flatten() {
+            Some(run) => {
+                count(true);
+                run
+            }
+            None => {
+                count(false);
+                bar.set_message(format!("{} {} {}", backend.name(), s.case, artifact.config));
+                let run = layout::run(artifact, s, backend)?;
+                if keep {
+                    cache.store_run(&key, &run)?;
+                }
+                run
+            }
+        };
+        bar.inc(run.messages.len() as u64);
+        Ok(Some(Ran::Point(Box::new(run))))
+    };
     std::thread::scope(|scope| {
         scope.spawn(|| {
             if let Err(e) = build_all() {
@@ -480,23 +542,38 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .collect();
     let mut measured: Measured = BTreeMap::new();
     let mut done = done.into_inner().expect("no panic holds it");
-    for (backend, ci, vi, point) in jobs.iter().copied().filter(|j| j.3.is_none()) {
+    for (backend, ci, vi, job) in jobs.iter().copied().filter(|j| j.3 == Job::Case) {
         let (s, v) = (&scenarios[ci], variants[vi]);
-        let Some(Ran::Case(m)) = done.remove(&(backend, ci, vi, point)) else {
+        let Some(Ran::Case(m)) = done.remove(&(backend, ci, vi, job)) else {
             unreachable!("every job ran");
         };
         let layouts = &builds[&(s.package, v.id)].layouts;
+        // The points this backend ran (the fuel meter runs every `fuel_stride`th).
         let points = layouts
             .iter()
             .enumerate()
+            .filter(|(_, (offset, _))| runs_on[&backend].contains(offset))
             .map(
-                |(p, (offset, _))| match done.remove(&(backend, ci, vi, Some(p))) {
+                |(p, (offset, _))| match done.remove(&(backend, ci, vi, Job::Point(p))) {
                     Some(Ran::Point(run)) => (*offset, *run),
                     _ => unreachable!("every job ran"),
                 },
             )
             .collect();
-        measured.insert((backend, ci, vi), (s, v, *m, points));
+        let second = match seconds[ci] {
+            Some(_) => second_on[&backend]
+                .iter()
+                .enumerate()
+                .map(
+                    |(i, offset)| match done.remove(&(backend, ci, vi, Job::Second(i))) {
+                        Some(Ran::Point(run)) => (*offset, *run),
+                        _ => unreachable!("every job ran"),
+                    },
+                )
+                .collect(),
+            None => Vec::new(),
+        };
+        measured.insert((backend, ci, vi), (s, v, *m, points, second));
     }
     let (reused, ran) = (reused.into_inner(), ran.into_inner());
     bar.finish_and_clear();
@@ -516,11 +593,18 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         ws.root(),
         &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
     );
+    let sending = Sending {
+        scenarios: &scenarios,
+        prints: &prints,
+        seconds: &seconds,
+        second_prints: &second_prints,
+        second_on: &second_on,
+    };
     let digest = digest_of(
         ws,
         &cache,
         &jobs,
-        (&scenarios, &prints),
+        &sending,
         &variants,
         &builds,
         (whole, &args.allocator_features),
@@ -558,7 +642,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
     let report = staged.explain(write_all(
-        ws, &staged, &out, &backends, &measured, &builds, &scenarios,
+        ws, &staged, &out, &backends, &measured, &builds, &sending,
     ))?;
     staged.commit()?;
     written.record(&digest)?;
@@ -574,19 +658,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 fn digest_of(
     ws: &Workspace,
     cache: &RunCache,
-    jobs: &[(BackendKind, usize, usize, Option<usize>)],
-    (scenarios, prints): (&[Scenario], &[Fingerprint]),
+    jobs: &[(BackendKind, usize, usize, Job)],
+    sending: &Sending,
     variants: &[&'static Variant],
     builds: &BTreeMap<(&str, &str), Builds>,
     (whole, features): (bool, &str),
 ) -> Result<String> {
     let mut parts = vec![format!("whole {whole}, features {features}")];
     for &(backend, ci, vi, point) in jobs {
-        let (s, v) = (&scenarios[ci], variants[vi]);
+        let (s, v) = (&sending.scenarios[ci], variants[vi]);
         let b = &builds[&(s.package, v.id)];
+        let print = &sending.prints[ci];
         parts.push(match point {
-            None => cache.key(backend, &prints[ci], b),
-            Some(p) => cache.key_of_run(backend, &prints[ci], &b.layouts[p].1.sha256),
+            Job::Case => cache.key(backend, print, b),
+            Job::Point(p) => cache.key_of_run(backend, print, &b.layouts[p].1.sha256),
+            Job::Second(i) => cache.key_of_run(
+                backend,
+                sending.second_prints[ci]
+                    .as_ref()
+                    .expect("a second workload's job has one"),
+                &b.at(sending.second_on[&backend][i]).sha256,
+            ),
         });
     }
     for b in builds.values() {
@@ -608,17 +700,17 @@ fn write_all(
     backends: &[BackendKind],
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
-    scenarios: &[Scenario],
+    sending: &Sending,
 ) -> Result<galloc_lab::report::Inputs> {
     let dir = staged.dir.clone();
     for &backend in backends {
-        write_backend(&dir, backend, measured, builds)?;
+        write_backend(&dir, backend, measured, builds, sending.seconds)?;
     }
     write_artifacts(&dir, builds)?;
-    write_agreement(&dir, scenarios)?;
+    write_agreement(&dir, sending.scenarios)?;
     let runs: Vec<MeasuredRow> = measured
         .values()
-        .map(|(s, v, m, _)| MeasuredRow {
+        .map(|(s, v, m, _, _)| MeasuredRow {
             backend: m.backend.name().into(),
             case: s.case.into(),
             variant: v.id.into(),
@@ -646,7 +738,7 @@ fn check_extra_features(args: &Args) -> Result<()> {
         if f.starts_with("layout-pad-") {
             anyhow::bail!(
                 "--allocator-features {f}: the heap layout is the lab's to vary: every case is \
-                 already run at {} layouts over a Gear page (see --layouts), each placed exactly \
+                 already run at {} layouts over the Wasm page (see --layouts), each placed exactly \
                  by the linker rather than by padding",
                 galloc_lab::layout::POINTS
             );
@@ -678,12 +770,30 @@ fn write_backend(
     backend: BackendKind,
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
+    seconds: &[Option<(scenario::Workload, Scenario)>],
 ) -> Result<()> {
     let (mut totals, mut ops, mut pages, mut messages, mut layouts) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut second_rows: Vec<SecondRow> = Vec::new();
     let mut per_build: BTreeMap<(&str, &str), Vec<(&Scenario, &CaseMeasurement)>> = BTreeMap::new();
-    for (_, (s, v, m, points)) in measured.iter().filter(|((b, _, _), _)| *b == backend) {
+    for ((_, ci, _), (s, v, m, points, second)) in
+        measured.iter().filter(|((b, _, _), _)| *b == backend)
+    {
         let build = &builds[&(s.package, v.id)];
+        if let Some((workload, scenario)) = &seconds[*ci] {
+            for (offset, run) in second {
+                let row = layout::row(
+                    scenario,
+                    v.id,
+                    backend,
+                    m.unit,
+                    *offset,
+                    build.at(*offset),
+                    run,
+                )?;
+                second_rows.push(SecondRow::of(row, workload.id));
+            }
+        }
         layouts.push(layout::row(
             s,
             v.id,
@@ -693,10 +803,15 @@ fn write_backend(
             &build.plain,
             &m.plain,
         )?);
-        for ((offset, run), (built_at, artifact)) in points.iter().zip(&build.layouts) {
-            debug_assert_eq!(offset, built_at);
+        for (offset, run) in points {
             layouts.push(layout::row(
-                s, v.id, backend, m.unit, *offset, artifact, run,
+                s,
+                v.id,
+                backend,
+                m.unit,
+                *offset,
+                build.at(*offset),
+                run,
             )?);
         }
         let (total, op_rows) = case_rows(s, v, m, build.plain.bytes.len() as u64);
@@ -752,6 +867,27 @@ fn write_backend(
     });
     write_csv(&save("layouts.csv"), &layouts)?;
 
+    // The second workloads, as the layouts: a (case, variant) run now has all its rows
+    // replaced. Only gas runs them (`layout::second_on`).
+    if !second_rows.is_empty() || save(SECOND).exists() {
+        let fresh: std::collections::BTreeSet<(String, String)> = second_rows
+            .iter()
+            .map(|r| (r.case.clone(), r.variant.clone()))
+            .collect();
+        let measured_offsets: std::collections::BTreeSet<(String, String, u32)> = second_rows
+            .iter()
+            .map(|r| (r.case.clone(), r.variant.clone(), r.offset))
+            .collect();
+        let mut rows = merge(&save(SECOND), second_rows, |r: &SecondRow| {
+            (key(&r.case, &r.variant), r.offset)
+        })?;
+        rows.retain(|r| {
+            !fresh.contains(&(r.case.clone(), r.variant.clone()))
+                || measured_offsets.contains(&(r.case.clone(), r.variant.clone(), r.offset))
+        });
+        write_csv(&save(SECOND), &rows)?;
+    }
+
     let mut totals = merge(&save("totals.csv"), totals, |r: &TotalRow| {
         key(&r.case, &r.variant)
     })?;
@@ -802,6 +938,20 @@ fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Resul
             )
         })
         .collect();
+    // The plain build (offset 0) of each (package, variant), as stored and as made now: a layout
+    // point is its plain build re-linked, so it stays what it was while the plain build does.
+    let plain_of = |rows: &[ArtifactRow]| -> BTreeMap<(String, String), String> {
+        rows.iter()
+            .filter(|r| r.build == "plain" && r.layout_offset == 0)
+            .map(|r| ((r.package.clone(), r.variant.clone()), r.sha256.clone()))
+            .collect()
+    };
+    let made_plain = plain_of(&rows);
+    let stored_plain = if path.exists() {
+        plain_of(&read_csv::<ArtifactRow>(&path)?)
+    } else {
+        BTreeMap::new()
+    };
     let mut rows = merge(&path, rows, |r: &ArtifactRow| {
         (
             r.package.clone(),
@@ -811,16 +961,22 @@ fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Resul
         )
     })?;
     // Rows of builds the lab no longer makes would otherwise be kept forever: of a (package,
-    // variant) built now only this run's builds stay.
+    // variant) built now only this run's builds stay, and the layout points it did not need
+    // (the fuel meter alone runs fewer) where its plain build is the one they were linked from.
     rows.retain(|r| {
+        let pv = (r.package.clone(), r.variant.clone());
         build_index(&r.build) != usize::MAX
-            && (!fresh.contains(&(r.package.clone(), r.variant.clone()))
+            && (!fresh.contains(&pv)
                 || made.contains(&(
                     r.package.clone(),
                     r.variant.clone(),
                     r.build.clone(),
                     r.layout_offset,
-                )))
+                ))
+                || (r.build == "layout"
+                    && stored_plain
+                        .get(&pv)
+                        .is_some_and(|s| made_plain.get(&pv) == Some(s))))
     });
     write_csv(&path, &rows)
 }
@@ -897,7 +1053,7 @@ fn points_of(
     measured
         .iter()
         .filter(|((b, _, _), _)| *b == backend)
-        .flat_map(|(_, (s, v, _, points))| {
+        .flat_map(|(_, (s, v, _, points, _))| {
             std::iter::once(0)
                 .chain(points.iter().map(|(o, _)| *o))
                 .map(|o| (s.case.to_owned(), v.id.to_owned(), o))

@@ -19,10 +19,10 @@ pub struct Args {
     /// The sweep to hold against the grid: this many points ...
     #[arg(long, default_value_t = layout::POINTS)]
     layouts: u32,
-    /// ... stratified over the Wasm page (`layout::stratified`) instead of spread over one
-    /// Gear page (`layout::offsets`, the default sweep) ...
+    /// ... spread over one Gear page (`layout::offsets`, the lab's earlier sweep) instead of
+    /// stratified over the Wasm page (`layout::stratified`, the default sweep) ...
     #[arg(long)]
-    stratified: bool,
+    one_gear_page: bool,
     /// ... with the fuel meter at every this many of them.
     #[arg(long, default_value_t = layout::FUEL_STRIDE)]
     fuel_stride: usize,
@@ -45,18 +45,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             dir.display()
         );
     }
-    let sweep = if args.stratified {
-        layout::stratified(args.layouts)?
-    } else {
-        layout::offsets(args.layouts)?
-    };
+    let sweep = layout::sweep(args.layouts, args.one_gear_page)?;
     println!(
         "{} points {}, on the fuel meter {}, against the grid in {}:\n",
         args.layouts,
-        if args.stratified {
-            "stratified over the Wasm page"
-        } else {
+        if args.one_gear_page {
             "over one Gear page"
+        } else {
+            "stratified over the Wasm page"
         },
         match args.fuel_stride.max(1) {
             1 => "every one".to_owned(),

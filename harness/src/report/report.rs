@@ -4,7 +4,7 @@ use crate::backend::BackendKind;
 use crate::layout::{self, Verdict};
 use crate::results::{
     read_csv, read_manifest, AgreementRow, LayoutRow, MeasuredRow, MessageRow, OpRow, PagesRow,
-    TotalRow, ValidationRow, MANIFEST,
+    SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
 use crate::trace::{self, TraceRecord};
 use anyhow::{bail, Result};
@@ -44,6 +44,8 @@ pub struct Inputs {
     pub traces: BTreeMap<(String, String), Vec<TraceRecord>>,
     /// Every plain build's total at every heap layout (`results/<backend>/layouts.csv`).
     pub layouts: Vec<LayoutRow>,
+    /// Every case's second workload at its layouts (`results/<backend>/second.csv`; gas only).
+    pub second: Vec<SecondRow>,
 }
 
 impl Inputs {
@@ -70,6 +72,7 @@ impl Inputs {
             messages: Vec::new(),
             traces: BTreeMap::new(),
             layouts: Vec::new(),
+            second: Vec::new(),
         };
         for backend in BackendKind::ALL {
             let d = dir.join(backend.name());
@@ -83,6 +86,11 @@ impl Inputs {
                 inputs
                     .layouts
                     .extend(read_csv::<LayoutRow>(&d.join("layouts.csv"))?);
+            }
+            if d.join(SECOND).exists() {
+                inputs
+                    .second
+                    .extend(read_csv::<SecondRow>(&d.join(SECOND))?);
             }
             if !all {
                 continue;
@@ -131,6 +139,7 @@ impl Inputs {
         let inputs = Self::read(dir)?;
         let mut missing = inputs.missing(&manifest);
         missing.extend(inputs.missing_layouts(&manifest, full));
+        missing.extend(inputs.missing_second(&manifest, full));
         if full {
             missing.extend(
                 full_set()
@@ -250,45 +259,61 @@ impl Inputs {
     /// same layout would lack pairs), and in a full result set at exactly the default sweep's
     /// offsets on its backend ([`layout::default_on`]).
     fn missing_layouts(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
-        let offsets_of = |m: &MeasuredRow| -> Vec<u32> {
-            let mut got: Vec<u32> = self
-                .layouts
+        let at = |m: &MeasuredRow| -> Vec<u32> {
+            self.layouts
                 .iter()
                 .filter(|r| (&r.backend, &r.case, &r.variant) == (&m.backend, &m.case, &m.variant))
                 .map(|r| r.offset)
-                .collect();
-            got.sort_unstable();
-            got
+                .collect()
         };
-        let mut union: BTreeMap<(&str, &str), BTreeSet<u32>> = BTreeMap::new();
-        for m in manifest {
-            union
-                .entry((&m.backend, &m.case))
-                .or_default()
-                .extend(offsets_of(m));
-        }
-        manifest
-            .iter()
-            .filter_map(|m| {
-                let want: Vec<u32> = if full {
-                    BackendKind::from_name(&m.backend)
-                        .map(layout::default_on)
-                        .unwrap_or_default()
-                } else {
-                    union[&(m.backend.as_str(), m.case.as_str())]
-                        .iter()
-                        .copied()
-                        .collect()
-                };
-                let got = offsets_of(m);
-                (got != want).then(|| {
-                    format!(
-                        "{}/{}/{}: layouts.csv has offsets {got:?}, not {want:?}",
-                        m.backend, m.case, m.variant
-                    )
-                })
+        offset_gaps(manifest, "layouts.csv", at, |m| {
+            full.then(|| {
+                BackendKind::from_name(&m.backend)
+                    .map(layout::default_on)
+                    .unwrap_or_default()
             })
-            .collect()
+        })
+    }
+
+    /// What the second workloads lack: their rows must name the case's workload, and, as for
+    /// the sweep ([`Self::missing_layouts`]), every (backend, case, variant) the manifest lists
+    /// must be at the offsets of every other variant of its backend and case, in a full result
+    /// set at exactly [`layout::default_second_on`] its backend (none on the fuel meter) for a
+    /// case with a second workload.
+    fn missing_second(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
+        let workload_of = |case: &str| {
+            crate::scenario::CASES
+                .iter()
+                .find(|c| c.id == case)
+                .and_then(|c| c.second)
+                .map(|w| w.id)
+        };
+        let mut out: Vec<String> = self
+            .second
+            .iter()
+            .filter(|r| workload_of(&r.case) != Some(r.workload.as_str()))
+            .map(|r| {
+                format!(
+                    "{}/{}/{}: {SECOND} has workload `{}`, not the case's second workload",
+                    r.backend, r.case, r.variant, r.workload
+                )
+            })
+            .collect();
+        let at = |m: &MeasuredRow| -> Vec<u32> {
+            self.second
+                .iter()
+                .filter(|r| (&r.backend, &r.case, &r.variant) == (&m.backend, &m.case, &m.variant))
+                .map(|r| r.offset)
+                .collect()
+        };
+        out.extend(offset_gaps(manifest, SECOND, at, |m| {
+            (full && workload_of(&m.case).is_some()).then(|| {
+                BackendKind::from_name(&m.backend)
+                    .map(layout::default_second_on)
+                    .unwrap_or_default()
+            })
+        }));
+        out
     }
 
     /// The verdict table: per case, every variant against shipping across the heap layouts,
@@ -376,6 +401,47 @@ fn unit_on<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
 }
 
 /// A percentage with its sign, 2 decimals.
+/// Every (backend, case, variant) of `manifest` whose offsets in `file` (`at`) are not those
+/// `want` gives it, or, where it gives none, the union of its backend and case's (a comparison
+/// at the same layout would lack pairs): one line each.
+fn offset_gaps(
+    manifest: &[MeasuredRow],
+    file: &str,
+    at: impl Fn(&MeasuredRow) -> Vec<u32>,
+    want: impl Fn(&MeasuredRow) -> Option<Vec<u32>>,
+) -> Vec<String> {
+    let offsets_of = |m: &MeasuredRow| -> Vec<u32> {
+        let mut got = at(m);
+        got.sort_unstable();
+        got
+    };
+    let mut union: BTreeMap<(&str, &str), BTreeSet<u32>> = BTreeMap::new();
+    for m in manifest {
+        union
+            .entry((&m.backend, &m.case))
+            .or_default()
+            .extend(offsets_of(m));
+    }
+    manifest
+        .iter()
+        .filter_map(|m| {
+            let want = want(m).unwrap_or_else(|| {
+                union[&(m.backend.as_str(), m.case.as_str())]
+                    .iter()
+                    .copied()
+                    .collect()
+            });
+            let got = offsets_of(m);
+            (got != want).then(|| {
+                format!(
+                    "{}/{}/{}: {file} has offsets {got:?}, not {want:?}",
+                    m.backend, m.case, m.variant
+                )
+            })
+        })
+        .collect()
+}
+
 fn signed(p: f64) -> String {
     format!("{p:+.2}%")
 }
@@ -383,6 +449,7 @@ fn signed(p: f64) -> String {
 fn verdicts(inputs: &Inputs) -> String {
     let mut out = String::new();
     let summaries = layout::summarise(&inputs.layouts);
+    let second = layout::summarise_second(&inputs.second);
     let Some(lead) = crate::results::headline_backend(&inputs.totals) else {
         return "No results yet: run `just compare`.\n".into();
     };
@@ -398,16 +465,29 @@ fn verdicts(inputs: &Inputs) -> String {
         .unwrap_or(0);
     let _ = writeln!(out, "## Verdicts across heap layouts\n");
     let band = layout::BAND_PCT;
-    let offsets: BTreeSet<u32> = inputs
-        .layouts
-        .iter()
-        .filter(|r| r.backend == lead)
-        .map(|r| r.offset)
-        .collect();
+    let offsets_on = |backend: &str| -> Vec<String> {
+        inputs
+            .layouts
+            .iter()
+            .filter(|r| r.backend == backend)
+            .map(|r| r.offset)
+            .collect::<BTreeSet<u32>>()
+            .iter()
+            .map(u32::to_string)
+            .collect()
+    };
+    let offsets = offsets_on(lead);
+    // The fuel meter runs a thinner sweep (`layout::FUEL_STRIDE`): say which points.
+    let other_offsets = other
+        .map(|o| (o, offsets_on(o)))
+        .filter(|(_, o)| *o != offsets)
+        .map(|(o, offs)| format!(" (`{o}`: {} of them, {})", offs.len(), offs.join(", ")))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
         "Each case's plain build was run with its static data, and so its heap base, at {points} \
-         offsets ({} bytes; 0 is the linker's own layout, the one the tables below use). Per \
+         offsets over the 64 KiB Wasm page ({} bytes{other_offsets}; 0 is the linker's own \
+         layout, the one the tables below use). Per \
          offset, each variant's total is compared with `shipping`'s at the same offset, with a \
          minimum effect of {band} %: **better** (**worse**) means cheaper (dearer) by more than \
          {band} % at every offset, **same** within {band} % at every offset, **noise** neither \
@@ -415,11 +495,7 @@ fn verdicts(inputs: &Inputs) -> String {
          with the lowest median difference (in **bold**), and shipping where none is; never the \
          floor ({FLOOR}, which never frees: Gear's memory persists, so it only grows) nor a \
          variant that fails one of the lab's own tests ({}). `{lead}` decides; `{}` is beside it.\n",
-        offsets
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
+        offsets.join(", "),
         galloc_variants::VARIANTS
             .iter()
             .filter_map(|v| v.fails.map(|f| format!("`{}`: {}", v.id, f.failure)))
@@ -427,6 +503,35 @@ fn verdicts(inputs: &Inputs) -> String {
             .join("; "),
         other.unwrap_or("-")
     );
+    let second_offsets: BTreeSet<u32> = inputs
+        .second
+        .iter()
+        .filter(|r| r.backend == lead)
+        .map(|r| r.offset)
+        .collect();
+    if !second_offsets.is_empty() {
+        let workloads: Vec<String> = crate::scenario::CASES
+            .iter()
+            .filter_map(|c| c.second.map(|w| (c.id, w)))
+            .filter(|(case, _)| inputs.second.iter().any(|r| r.case == *case))
+            .map(|(case, w)| format!("`{case}`: `{}` ({})", w.id, w.summary))
+            .collect();
+        let _ = writeln!(
+            out,
+            "A verdict must also survive another traffic of the same program: every case has a \
+             second workload, run on `{lead}` at {} of the offsets ({} bytes) with the same rule. \
+             The column *second workload* gives its verdict and whether the case's verdict \
+             **holds** there; a variant is recommended only where its **better** holds. The \
+             workloads: {}.\n",
+            second_offsets.len(),
+            second_offsets
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            workloads.join("; ")
+        );
+    }
     if let Some((pairs, luck)) = layout::layout_luck(&summaries, lead) {
         let _ = writeln!(
             out,
@@ -439,13 +544,13 @@ fn verdicts(inputs: &Inputs) -> String {
     let (lead_unit, other_unit) = (unit_of(lead), other.map_or("", unit_of));
     let _ = writeln!(
         out,
-        "| case | variant | {lead_unit} vs shipping, median | lowest … highest | verdict | {other_unit} median | {other_unit} verdict |"
+        "| case | variant | {lead_unit} vs shipping, median | lowest … highest | verdict | second workload | {other_unit} median | {other_unit} verdict |"
     );
-    let _ = writeln!(out, "| --- | --- | ---: | ---: | --- | ---: | --- |");
+    let _ = writeln!(out, "| --- | --- | ---: | ---: | --- | --- | ---: | --- |");
     let cases = cases_on(&inputs.totals, lead);
     let mut picks = Vec::new();
     for case in cases {
-        let best = layout::recommended(&summaries, lead, case);
+        let best = layout::recommended_holding(&summaries, &second, lead, case);
         picks.push(format!("{case}: **{best}**"));
         let mut rows: Vec<(&str, &layout::Summary)> = summaries
             .iter()
@@ -474,9 +579,21 @@ fn verdicts(inputs: &Inputs) -> String {
                 ),
                 None => ("-".into(), "-".into()),
             };
+            let key = (lead.to_owned(), case.to_owned(), (*variant).to_owned());
+            let second_cell = match (second.get(&key), layout::holds(s.verdict, second.get(&key))) {
+                _ if s.verdict == Verdict::Baseline => "-".to_owned(),
+                (_, layout::Holds::Untested) | (None, _) => "-".to_owned(),
+                (Some(w), h) => {
+                    let median = w.vs_shipping.map_or("-".into(), |d| signed(d.0));
+                    match h {
+                        layout::Holds::Nothing => format!("{median} {}", mark(w.verdict)),
+                        _ => format!("{median} {}: {}", mark(w.verdict), h.name()),
+                    }
+                }
+            };
             let _ = writeln!(
                 out,
-                "| {} | {name} | {median} | {range} | {} | {o_median} | {o_verdict} |",
+                "| {} | {name} | {median} | {range} | {} | {second_cell} | {o_median} | {o_verdict} |",
                 if i == 0 { case } else { "" },
                 mark(s.verdict)
             );
@@ -492,6 +609,21 @@ fn verdicts(inputs: &Inputs) -> String {
         "{flips} variant–case pairs on {lead} are within layout noise: one layout alone would \
          have named a winner that another layout reverses.\n"
     );
+    let tally = |h: layout::Holds| {
+        summaries
+            .iter()
+            .filter(|(k, s)| k.0 == lead && layout::holds(s.verdict, second.get(*k)) == h)
+            .count()
+    };
+    let (held, not_held) = (tally(layout::Holds::Yes), tally(layout::Holds::No));
+    if held + not_held > 0 {
+        let _ = writeln!(
+            out,
+            "Under the second workloads, {held} of the {} verdicts other than noise on {lead} hold \
+             and {not_held} do not.\n",
+            held + not_held
+        );
+    }
     out
 }
 

@@ -30,6 +30,21 @@ pub struct Builds {
 }
 
 impl Builds {
+    /// The plain build at `offset` of the sweep (0: the linker's own layout).
+    ///
+    /// # Panics
+    /// If no build was made at `offset` (the caller asks only for points it built).
+    pub fn at(&self, offset: u32) -> &Artifact {
+        if offset == 0 {
+            return &self.plain;
+        }
+        self.layouts
+            .iter()
+            .find(|(o, _)| *o == offset)
+            .map(|(_, a)| a)
+            .unwrap_or_else(|| panic!("no build at offset {offset}"))
+    }
+
     /// Builds (or finds up to date) the plain, probe and twin builds; `log` hears each step.
     pub fn new(
         ws: &Workspace,

@@ -2,6 +2,16 @@
 
 use std::process::Command;
 
+/// Held by every test that builds one of `contracts/examples/`: such a build rewrites the
+/// crate's `Cargo.lock` while cargo runs (the lab puts it back after), and these tests check
+/// the crate's files are unchanged, so one test's snapshot must not fall inside another's
+/// build.
+pub fn examples_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub fn lab(args: &[&str]) -> (bool, String) {
     let (ok, _, err) = lab_printing(args);
     (ok, err)
@@ -240,6 +250,7 @@ fn the_gate_fails_on_a_really_worsened_build() {
 /// backends, and the crate's files are left as they were.
 #[test]
 fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
+    let _turn = examples_turn();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let program = root.join("contracts/examples/polls");
     let files = ["Cargo.toml", "Cargo.lock", "build.rs", "src/lib.rs"];
@@ -286,6 +297,7 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
 /// and its crate is left as it was (its `Cargo.lock` included).
 #[test]
 fn an_outside_program_is_built_per_variant_and_measured() {
+    let _turn = examples_turn();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let program = root.join("contracts/examples/guestbook");
     let scenario = program.join("guestbook.json");
@@ -437,7 +449,11 @@ fn a_recorded_trace_replays_to_the_recorded_fuel_on_shipping() {
 /// variant at every layout of the sweep, on gtest).
 #[test]
 fn pick_answers_for_a_gstd_and_a_sails_program() {
-    use galloc_lab::layout::{recommended, summarise, POINTS, SHIPPING};
+    let _turn = examples_turn();
+    use galloc_lab::layout::{recommended, summarise, SHIPPING};
+    // Four of the sweep's points (stratified: one in each Gear page of the Wasm page) keep the
+    // test's runs few; `pick` runs the default 16 unless told.
+    const POINTS: usize = 4;
     use galloc_lab::results::{read_csv, LayoutRow};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for (crate_dir, scenario) in [
@@ -447,7 +463,15 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
         let program = root.join(crate_dir);
         let out = tempfile::tempdir().unwrap();
         let run = Command::new(env!("CARGO_BIN_EXE_lab"))
-            .args(["pick", "--quiet", "--variants", "talc,no-buffer", "--out"])
+            .args([
+                "pick",
+                "--quiet",
+                "--variants",
+                "talc,no-buffer",
+                "--layouts",
+                "4",
+                "--out",
+            ])
             .arg(out.path())
             .arg(&program)
             .arg(program.join(scenario))
@@ -470,7 +494,7 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
                 .iter()
                 .filter(|r| r.case == case && r.variant == v)
                 .count();
-            assert_eq!(points, POINTS as usize, "{case} {v}");
+            assert_eq!(points, POINTS, "{case} {v}");
         }
         let summaries = summarise(&rows);
         let expected = recommended(&summaries, "gtest", case);

@@ -140,10 +140,31 @@ fn report_refuses_missing_files_and_rows() {
     report_refuses(
         |d| {
             drop_lines(d, "gtest/layouts.csv", |_, l| {
-                l.starts_with("gtest,nft,talc,gas,6144,")
+                l.starts_with("gtest,nft,talc,gas,12288,")
             });
         },
-        &["gtest/nft/talc: layouts.csv has offsets [0, 2048, 4096, 8192"],
+        &["gtest/nft/talc: layouts.csv has offsets [0, 4096, 8192, 17408"],
+    );
+    // A layout of a second workload gone, and one that names another workload.
+    report_refuses(
+        |d| {
+            drop_lines(d, "gtest/second.csv", |_, l| {
+                l.starts_with("gtest,nft,nft-history,talc,gas,17408,")
+            });
+        },
+        &["gtest/nft/talc: second.csv has offsets [0, 34816, 52224], not [0, 17408, 34816, 52224]"],
+    );
+    report_refuses(
+        |d| {
+            let p = d.join("gtest/second.csv");
+            let text = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(
+                &p,
+                text.replace("gtest,nft,nft-history,talc,", "gtest,nft,other,talc,"),
+            )
+            .unwrap();
+        },
+        &["gtest/nft/talc: second.csv has workload `other`, not the case's second workload"],
     );
     report_refuses(
         |d| {

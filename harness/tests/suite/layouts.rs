@@ -1,8 +1,9 @@
 //! The committed verdicts are exactly what the committed layout rows imply: recomputed here
-//! from `results/<backend>/layouts.csv` alone, with nothing of the lab's own arithmetic but the
-//! stated minimum effect (1 %) and the stated offsets (README, "Verdicts across heap layouts").
+//! from `results/<backend>/layouts.csv` and `second.csv` alone, with nothing of the lab's own
+//! arithmetic but the stated minimum effect (1 %) and the stated offsets (README, "Verdicts
+//! across heap layouts", "A second workload").
 
-use galloc_lab::results::{read_csv, LayoutRow, TotalRow};
+use galloc_lab::results::{read_csv, LayoutRow, SecondRow, TotalRow};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -13,8 +14,23 @@ fn results() -> PathBuf {
 /// The minimum effect the README states, in percent of shipping's total.
 const BAND: f64 = 1.0;
 
-/// The offsets the README states: every 2 KiB of one 16 KiB Gear page, on both backends.
-const OFFSETS: [u32; 8] = [0, 2048, 4096, 6144, 8192, 10240, 12288, 14336];
+/// The offsets the README states on gas: 16 stratified over the 64 KiB Wasm page, every 1 KiB
+/// of the 16 KiB Gear page once and every Gear page of the Wasm page four times.
+const OFFSETS: [u32; 16] = [
+    0, 4096, 8192, 12288, 17408, 21504, 25600, 29696, 34816, 38912, 43008, 47104, 52224, 56320,
+    60416, 64512,
+];
+
+/// Every 4th of them, one in each Gear page of the Wasm page: the fuel meter's sweep, and the
+/// second workloads' on gas.
+const FUEL_OFFSETS: [u32; 4] = [0, 17408, 34816, 52224];
+
+fn offsets_on(backend: &str) -> Vec<u32> {
+    match backend {
+        "wasmtime" => FUEL_OFFSETS.to_vec(),
+        _ => OFFSETS.to_vec(),
+    }
+}
 
 /// `(verdict, median %, lowest %, highest %)` of `mine` against `shipping`, both by offset.
 fn expected(mine: &BTreeMap<u32, u64>, shipping: &BTreeMap<u32, u64>) -> (String, f64, f64, f64) {
@@ -59,7 +75,7 @@ fn close(a: Option<f64>, b: f64) -> bool {
 fn every_verdict_is_what_the_layout_rows_imply() {
     assert_eq!(galloc_lab::layout::BAND_PCT, BAND);
     for backend in ["gtest", "wasmtime"] {
-        let offsets = OFFSETS.to_vec();
+        let offsets = offsets_on(backend);
         let dir = results().join(backend);
         let layouts: Vec<LayoutRow> = read_csv(&dir.join("layouts.csv")).unwrap();
         let totals: Vec<TotalRow> = read_csv(&dir.join("totals.csv")).unwrap();
@@ -90,9 +106,67 @@ fn every_verdict_is_what_the_layout_rows_imply() {
     }
 }
 
-/// The report's verdict table says what `totals.csv` says, row for row, and bolds the variant
-/// the stated rule picks: of those better than shipping at every layout, the lowest median,
-/// the floor (`bump`, never frees) and a variant that fails a lab test (`gear-next`) excepted.
+/// The second workload's verdict of every gas pair, recomputed from `second.csv` with the same
+/// rule, and whether the case's verdict (from `layouts.csv`) holds there: `None` for noise and
+/// shipping (nothing to hold), else `Some(holds)`.
+fn second_marks() -> BTreeMap<(String, String), (String, f64, Option<bool>)> {
+    let layouts: Vec<LayoutRow> = read_csv(&results().join("gtest/layouts.csv")).unwrap();
+    let second: Vec<SecondRow> = read_csv(&results().join("gtest/second.csv")).unwrap();
+    let mut out = BTreeMap::new();
+    let of = |case: &str, variant: &str| -> BTreeMap<u32, u64> {
+        second
+            .iter()
+            .filter(|r| r.case == case && r.variant == variant)
+            .map(|r| (r.offset, r.total))
+            .collect()
+    };
+    let pairs: std::collections::BTreeSet<(String, String)> = second
+        .iter()
+        .map(|r| (r.case.clone(), r.variant.clone()))
+        .collect();
+    for (case, variant) in pairs {
+        let mine = of(&case, &variant);
+        assert_eq!(
+            mine.keys().copied().collect::<Vec<_>>(),
+            FUEL_OFFSETS,
+            "gtest/{case}/{variant}: the second workload's offsets"
+        );
+        if variant == "shipping" {
+            continue;
+        }
+        let (verdict, median, _, _) = expected(&mine, &of(&case, "shipping"));
+        let (first, ..) = expected(
+            &by_offset(&layouts, &case, &variant),
+            &by_offset(&layouts, &case, "shipping"),
+        );
+        let holds = (first != "noise").then(|| first == verdict);
+        out.insert((case, variant), (verdict, median, holds));
+    }
+    out
+}
+
+#[test]
+fn every_default_case_has_its_second_workload_on_gas_for_every_variant() {
+    let second: Vec<SecondRow> = read_csv(&results().join("gtest/second.csv")).unwrap();
+    let totals: Vec<TotalRow> = read_csv(&results().join("gtest/totals.csv")).unwrap();
+    assert_eq!(second.len(), totals.len() * FUEL_OFFSETS.len());
+    for c in galloc_lab::scenario::CASES.iter().filter(|c| c.default) {
+        let w = c.second.expect("every default case has a second workload");
+        assert!(
+            second.iter().any(|r| r.case == c.id && r.workload == w.id),
+            "{}: {}",
+            c.id,
+            w.id
+        );
+    }
+    assert!(!results().join("wasmtime/second.csv").exists(), "gas only");
+}
+
+/// The report's verdict table says what `totals.csv` says, row for row, gives each second
+/// workload's verdict and whether the case's holds there, and bolds the variant the stated rule
+/// picks: of those better than shipping at every layout whose better holds under the second
+/// workload, the lowest median; the floor (`bump`, never frees) and a variant that fails a lab
+/// test (`gear-next`) excepted.
 #[test]
 fn the_report_opens_with_the_verdicts_of_the_rows() {
     let report = std::fs::read_to_string(results().join("README.md")).unwrap();
@@ -119,6 +193,7 @@ fn the_report_opens_with_the_verdicts_of_the_rows() {
         "better" | "worse" => format!("**{v}**"),
         other => other.to_owned(),
     };
+    let seconds = second_marks();
     let mut case = String::new();
     let mut rows = 0;
     let mut bold: BTreeMap<String, String> = BTreeMap::new();
@@ -143,8 +218,20 @@ fn the_report_opens_with_the_verdicts_of_the_rows() {
             mark(&find(&gas, &case, variant).verdict),
             "{line}"
         );
+        let want = match seconds.get(&(case.clone(), variant.to_owned())) {
+            None => "-".to_owned(),
+            Some((verdict, median, holds)) => {
+                let held = match holds {
+                    None => String::new(),
+                    Some(true) => ": holds".into(),
+                    Some(false) => ": does not hold".into(),
+                };
+                format!("{median:+.2}% {}{held}", mark(verdict))
+            }
+        };
+        assert_eq!(cells[6], want, "{line}");
         assert_eq!(
-            cells[7],
+            cells[8],
             mark(&find(&fuel, &case, variant).verdict),
             "{line}"
         );
@@ -158,6 +245,7 @@ fn the_report_opens_with_the_verdicts_of_the_rows() {
                 t.case == case
                     && t.verdict == "better"
                     && !["bump", "gear-next"].contains(&t.variant.as_str())
+                    && seconds[&(case.clone(), t.variant.clone())].2 == Some(true)
             })
             .min_by(|a, b| {
                 a.vs_shipping_median_pct

@@ -4,6 +4,8 @@
 mod allocations;
 mod cli;
 mod contracts;
+mod counting;
+mod dropin;
 mod integrity;
 mod layouts;
 mod probe;

@@ -40,14 +40,20 @@ impl GtestBackend {
             .ok_or_else(|| anyhow!("no program {} on this gtest system", program.0))
     }
 
-    /// Runs blocks until `message`, sent to `program`, has been processed; returns its outcome.
+    /// Runs blocks until `message`, sent to `program`, has been processed and the queue is
+    /// empty; returns its outcome. Its cost is the gas of every execution in those blocks: the
+    /// message's own and every one it set off (messages the program sent itself, replies it
+    /// handles), as the sender of the step pays for all of them. A scenario sends one message
+    /// at a time, so nothing else runs meanwhile (`harness/tests/suite/counting.rs`).
     fn run(&self, program: ProgramRef, message: gstd::MessageId) -> Result<Outcome> {
         let program = gstd::ActorId::from(program.0);
         let mut outcome: Option<Outcome> = None;
         let mut reply: Option<Vec<u8>> = None;
         let mut sent = Vec::new();
+        let mut burned: u64 = 0;
         while self.system.queue_len() > 0 || outcome.is_none() {
             let block = self.system.run_next_block();
+            burned += block.gas_burned.values().sum::<u64>();
             if let Some(&cost) = block.gas_burned.get(&message) {
                 let failed = block.failed.contains(&message);
                 if !failed && !block.succeed.contains(&message) {
@@ -79,6 +85,7 @@ impl GtestBackend {
             }
         }
         let mut outcome = outcome.context("message outcome")?;
+        outcome.cost = burned;
         outcome.reply = reply.unwrap_or_default();
         outcome.sent = Some(if outcome.failed { Vec::new() } else { sent });
         Ok(outcome)

@@ -39,7 +39,7 @@ impl Script {
     }
 }
 
-fn scenario(case: &'static str, last_user: UserId) -> Scenario {
+fn scenario(case: &'static str, last_user: UserId, rounds: usize) -> Scenario {
     let init = InitFt {
         name: "Lab token".into(),
         symbol: "LAB".into(),
@@ -76,7 +76,7 @@ fn scenario(case: &'static str, last_user: UserId) -> Scenario {
         s.send(user, FtAction::Mint(5_000));
         s.transfer(user, 2 * user, u128::from(user / 4));
     }
-    for _ in 0..30 {
+    for _ in 0..rounds {
         for user in 1..=130 {
             s.send(user, FtAction::BalanceOf(actor(user)));
             s.transfer(user, 1, 1);
@@ -93,12 +93,18 @@ fn scenario(case: &'static str, last_user: UserId) -> Scenario {
 
 /// The default FT stress case: users 918-1339.
 pub fn stress() -> Scenario {
-    scenario("ft-stress", 1339)
+    scenario("ft-stress", 1339, 30)
 }
 
 /// The study's literal range, users 918-13400.
 pub fn stress_full() -> Scenario {
-    scenario("ft-stress-full", 13400)
+    scenario("ft-stress-full", 13400, 30)
+}
+
+/// `ft-stress`'s second workload: three times the new holders (users 918-2200, so the
+/// balance map grows past 2,500 entries) and 5 rounds of balance checks instead of 30.
+pub fn wide() -> Scenario {
+    scenario("ft-stress", 2200, 5)
 }
 
 #[cfg(test)]

@@ -107,6 +107,21 @@ pub struct Case {
     pub held_out: bool,
     /// Builds the scenario.
     pub make: fn() -> Scenario,
+    /// Another traffic of the same program, which every verdict on the case is checked
+    /// against (README, "A second workload"): every default case has one.
+    pub second: Option<Workload>,
+}
+
+/// A case's second workload: the same program (its scenario's `case` is the case's id) sent
+/// another mix of messages or a longer history.
+#[derive(Clone, Copy, Debug)]
+pub struct Workload {
+    /// Id in results (`results/<backend>/second.csv`) and the report.
+    pub id: &'static str,
+    /// One line on how it differs from the case.
+    pub summary: &'static str,
+    /// Builds the scenario.
+    pub make: fn() -> Scenario,
 }
 
 /// Every case, in report order.
@@ -117,6 +132,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: true,
         make: nft::basic,
+        second: Some(Workload {
+            id: "nft-history",
+            summary: "40 mints by 5 users, then 40 actions of nft-stress's mix",
+            make: nft::history,
+        }),
     },
     Case {
         id: "nft-stress",
@@ -124,6 +144,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: false,
         make: nft::stress,
+        second: Some(Workload {
+            id: "nft-growing",
+            summary: "a growing collection: 800 mints by 100 users, then 200 actions of the mix",
+            make: nft::growing,
+        }),
     },
     Case {
         id: "ft-stress",
@@ -131,6 +156,12 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: true,
         make: ft::stress,
+        second: Some(Workload {
+            id: "ft-wide",
+            summary:
+                "users 918-2200 (3x the new holders), 5 rounds of balance checks instead of 30",
+            make: ft::wide,
+        }),
     },
     Case {
         id: "vft-stress",
@@ -138,6 +169,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: false,
         make: vft::stress,
+        second: Some(Workload {
+            id: "vft-wide",
+            summary: "ft-wide on the Sails token: users 918-2200, 5 rounds instead of 30",
+            make: vft::wide,
+        }),
     },
     Case {
         id: "vnft-stress",
@@ -145,6 +181,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: true,
         make: vnft::stress,
+        second: Some(Workload {
+            id: "vnft-growing",
+            summary: "a growing collection: 800 mints to 100 users, then 200 actions of the mix",
+            make: vnft::growing,
+        }),
     },
     Case {
         id: "synthetic-small-objects",
@@ -153,6 +194,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: true,
         make: synthetic::small_objects,
+        second: Some(Workload {
+            id: "small-objects-larger",
+            summary: "60 blocks of 16-128 B a message, 2 in 3 freed early, 200 messages",
+            make: synthetic::small_objects_larger,
+        }),
     },
     Case {
         id: "synthetic-growing-vec",
@@ -160,6 +206,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: true,
         make: synthetic::growing_vec,
+        second: Some(Workload {
+            id: "growing-vec-wide",
+            summary: "a Vec<u128> taking 300 elements a message over 60 messages",
+            make: synthetic::growing_vec_wide,
+        }),
     },
     Case {
         id: "synthetic-map",
@@ -167,6 +218,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: false,
         make: synthetic::map,
+        second: Some(Workload {
+            id: "map-churn",
+            summary: "8 entries a message over 300 messages, a node freed every second one",
+            make: synthetic::map_churn,
+        }),
     },
     Case {
         id: "synthetic-strings",
@@ -174,6 +230,11 @@ pub const CASES: &[Case] = &[
         default: true,
         held_out: false,
         make: synthetic::strings,
+        second: Some(Workload {
+            id: "strings-long",
+            summary: "12 strings of 1-400 B a message, a quarter kept (up to 600), 200 messages",
+            make: synthetic::strings_long,
+        }),
     },
     Case {
         id: "ft-stress-full",
@@ -181,6 +242,7 @@ pub const CASES: &[Case] = &[
         default: false,
         held_out: true,
         make: ft::stress_full,
+        second: None,
     },
 ];
 
@@ -221,4 +283,40 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
         }
     }
     Ok(CASES.iter().filter(|c| wanted.contains(&c.id)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every default case has a second workload: the same program (package, deployer and
+    /// `init`), under the case's own id, sending other messages; ids are unique.
+    #[test]
+    fn every_default_case_has_a_second_workload_of_the_same_program() {
+        let mut ids = std::collections::BTreeSet::new();
+        for c in CASES.iter().filter(|c| c.default) {
+            let w = c
+                .second
+                .unwrap_or_else(|| panic!("{}: no second workload", c.id));
+            assert!(ids.insert(w.id), "{}: id used twice", w.id);
+            let (first, second) = ((c.make)(), (w.make)());
+            assert_eq!(second.case, c.id, "{}", w.id);
+            assert_eq!(second.package, first.package, "{}", w.id);
+            assert_eq!(second.deployer, first.deployer, "{}", w.id);
+            assert_eq!(second.init, first.init, "{}", w.id);
+            let payloads = |s: &Scenario| {
+                s.steps
+                    .iter()
+                    .map(|st| st.payload.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_ne!(payloads(&second), payloads(&first), "{}", w.id);
+            assert!(
+                second.steps.len() > 30,
+                "{}: {} steps",
+                w.id,
+                second.steps.len()
+            );
+        }
+    }
 }

@@ -12,14 +12,17 @@ struct Script {
     model: NftState,
     steps: Vec<Step>,
     next_tx: u64,
+    /// Users 1..=users send.
+    users: UserId,
 }
 
 impl Script {
-    fn new() -> Self {
+    fn new(users: UserId) -> Self {
         Script {
             model: NftState::new(init()),
             steps: Vec::new(),
             next_tx: 0,
+            users,
         }
     }
 
@@ -52,7 +55,7 @@ impl Script {
 
     fn user_of(&self, token_id: TokenId) -> Option<UserId> {
         let owner = self.model.owner_of(token_id)?;
-        (1..=USERS).find(|u| actor(*u) == owner)
+        (1..=self.users).find(|u| actor(*u) == owner)
     }
 
     fn finish(self, case: &'static str) -> Scenario {
@@ -78,7 +81,7 @@ fn init() -> InitNft {
 
 /// The 2023 study's NFT case: init, mint one token, burn it.
 pub fn basic() -> Scenario {
-    let mut s = Script::new();
+    let mut s = Script::new(1);
     s.mint(1, 0);
     let transaction_id = s.tx();
     s.send(
@@ -94,24 +97,41 @@ pub fn basic() -> Scenario {
 /// Many users minting, transferring, approving and burning, with refused actions and
 /// repeated transaction ids mixed in (seeded, so every run sends the same messages).
 pub fn stress() -> Scenario {
-    let mut rng = SmallRng::seed_from_u64(2023);
-    let mut s = Script::new();
-    for n in 0..300 {
-        s.mint(1 + n % USERS, n);
+    mixed("nft-stress", 2023, 300, 600, USERS)
+}
+
+/// `nft`'s second workload: a longer history of the same program, 40 mints by 5 users, then
+/// 40 actions of `nft-stress`'s mix (burns among them).
+pub fn history() -> Scenario {
+    mixed("nft", 7, 40, 40, 5)
+}
+
+/// `nft-stress`'s second workload: a growing collection, 800 mints by 100 users, then 200
+/// actions of the same mix (another seed).
+pub fn growing() -> Scenario {
+    mixed("nft-stress", 2025, 800, 200, 100)
+}
+
+/// `mints` tokens minted round-robin by `users` users, then `actions` of the stress mix.
+fn mixed(case: &'static str, seed: u64, mints: u64, actions: usize, users: UserId) -> Scenario {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut s = Script::new(users);
+    for n in 0..mints {
+        s.mint(1 + n % users, n);
     }
     let other = |rng: &mut SmallRng, not: UserId| loop {
-        let u = rng.gen_range(1..=USERS);
+        let u = rng.gen_range(1..=users);
         if u != not {
             break u;
         }
     };
-    for _ in 0..600 {
+    for _ in 0..actions {
         let token_id = rng.gen_range(0..s.model.minted() + 5); // a few never-minted ids
         let owner = s.user_of(token_id);
         let sender = match owner {
             Some(o) if rng.gen_bool(0.85) => o,
             Some(o) => other(&mut rng, o),
-            None => rng.gen_range(1..=USERS),
+            None => rng.gen_range(1..=users),
         };
         let transaction_id = s.tx();
         match rng.gen_range(0..100) {
@@ -165,7 +185,7 @@ pub fn stress() -> Scenario {
             }
         }
     }
-    s.finish("nft-stress")
+    s.finish(case)
 }
 
 #[cfg(test)]

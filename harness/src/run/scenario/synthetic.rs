@@ -99,16 +99,36 @@ impl Script {
 /// values, small vectors, decoded fields) and frees them all before it ends, half of them
 /// early.
 pub fn small_objects() -> Scenario {
-    let mut s = Script::new(1);
-    for _ in 0..120 {
+    small_objects_with(1, 120, 150, 8, 2)
+}
+
+/// `synthetic-small-objects`' second workload: 60 blocks of 16-128 bytes a message, two of
+/// every three freed early, over 200 messages.
+pub fn small_objects_larger() -> Scenario {
+    small_objects_with(11, 200, 60, 16, 3)
+}
+
+/// `messages` messages of `blocks` blocks each of `unit` to 8 x `unit` bytes; after every
+/// `every`th block, `every - 1` of the live ones freed at random (`every` 2: one).
+fn small_objects_with(
+    seed: u64,
+    messages: usize,
+    blocks: usize,
+    unit: usize,
+    every: usize,
+) -> Scenario {
+    let mut s = Script::new(seed);
+    for _ in 0..messages {
         let mut live = Vec::new();
-        for i in 0..150 {
-            let size = 8 * s.rng.gen_range(1..=8);
+        for i in 0..blocks {
+            let size = unit * s.rng.gen_range(1..=8);
             live.push(s.malloc(size, 8));
-            if i % 2 == 1 {
-                let j = s.rng.gen_range(0..live.len());
-                let slot = live.swap_remove(j);
-                s.free(slot);
+            if i % every == every - 1 {
+                for _ in 0..every - 1 {
+                    let j = s.rng.gen_range(0..live.len());
+                    let slot = live.swap_remove(j);
+                    s.free(slot);
+                }
             }
         }
         while let Some(slot) = live.pop() {
@@ -122,14 +142,26 @@ pub fn small_objects() -> Scenario {
 /// One large growing `Vec<u64>`: 1,000 elements pushed per message, its capacity doubling
 /// from 4 (up to 40,000 elements, 320 KiB), beside a small payload buffer each message.
 pub fn growing_vec() -> Scenario {
-    let mut s = Script::new(2);
+    growing_vec_with(2, 8, 1_000, 40)
+}
+
+/// `synthetic-growing-vec`'s second workload: a `Vec<u128>` taking 300 elements a message
+/// over 60 messages (18,000 elements, 512 KiB of capacity at the end).
+pub fn growing_vec_wide() -> Scenario {
+    growing_vec_with(12, 16, 300, 60)
+}
+
+/// A vector of `element`-byte items, `per_message` pushed a message, its capacity doubling
+/// from 4, beside a 64-byte payload buffer each message.
+fn growing_vec_with(seed: u64, element: usize, per_message: usize, messages: usize) -> Scenario {
+    let mut s = Script::new(seed);
     let (mut len, mut cap) = (0usize, 4usize);
-    let vec = s.malloc(cap * 8, 8);
-    for _ in 0..40 {
+    let vec = s.malloc(cap * element, 8);
+    for _ in 0..messages {
         let payload = s.malloc(64, 1);
-        len += 1_000;
+        len += per_message;
         while cap < len {
-            s.realloc(vec, cap * 16);
+            s.realloc(vec, cap * 2 * element);
             cap *= 2;
         }
         s.free(payload);
@@ -142,13 +174,24 @@ pub fn growing_vec() -> Scenario {
 /// every sixth, a 376-byte internal node every eleventh leaf), every fifth message removing
 /// entries and freeing a node, plus a temporary key list per message.
 pub fn map() -> Scenario {
-    let mut s = Script::new(3);
+    map_with(3, 150, 20, 5)
+}
+
+/// `synthetic-map`'s second workload: 8 entries a message over 300 messages, every second
+/// message freeing a node (a map that churns more than it grows).
+pub fn map_churn() -> Scenario {
+    map_with(13, 300, 8, 2)
+}
+
+/// `messages` messages inserting `entries` each, every `remove_every`th freeing a leaf.
+fn map_with(seed: u64, messages: usize, entries: usize, remove_every: usize) -> Scenario {
+    let mut s = Script::new(seed);
     let mut leaves: Vec<u32> = vec![s.malloc(280, 8)];
     let mut internals: Vec<u32> = Vec::new();
     let mut inserted = 0;
-    for m in 0..150 {
-        let keys = s.malloc(20 * 8, 8);
-        for _ in 0..20 {
+    for m in 0..messages {
+        let keys = s.malloc(entries * 8, 8);
+        for _ in 0..entries {
             inserted += 1;
             if inserted % 6 == 0 {
                 leaves.push(s.malloc(280, 8));
@@ -157,7 +200,7 @@ pub fn map() -> Scenario {
                 }
             }
         }
-        if m % 5 == 4 && leaves.len() > 2 {
+        if m % remove_every == remove_every - 1 && leaves.len() > 2 {
             let j = s.rng.gen_range(0..leaves.len());
             let leaf = leaves.swap_remove(j);
             s.free(leaf);
@@ -171,27 +214,46 @@ pub fn map() -> Scenario {
 /// Strings: 30 of 1-120 bytes a message, 10 of them grown by appending (doubling), five
 /// kept (the oldest kept ones freed beyond 400), the rest dropped at the end.
 pub fn strings() -> Scenario {
-    let mut s = Script::new(4);
+    strings_with(4, 150, 30, 120, 6, 400)
+}
+
+/// `synthetic-strings`' second workload: 12 strings of 1-400 bytes a message, a quarter kept
+/// (the oldest freed beyond 600), over 200 messages.
+pub fn strings_long() -> Scenario {
+    strings_with(14, 200, 12, 400, 4, 600)
+}
+
+/// `messages` messages of `count` strings of 1-`longest` bytes, a third grown by doubling,
+/// one in `keep_one_in` kept, the oldest kept freed beyond `kept_at_most`.
+fn strings_with(
+    seed: u64,
+    messages: usize,
+    count: usize,
+    longest: usize,
+    keep_one_in: usize,
+    kept_at_most: usize,
+) -> Scenario {
+    let mut s = Script::new(seed);
     let mut kept: std::collections::VecDeque<u32> = Default::default();
-    for _ in 0..150 {
+    for _ in 0..messages {
         let mut made = Vec::new();
-        for _ in 0..30 {
-            let len = s.rng.gen_range(1..=120);
+        for _ in 0..count {
+            let len = s.rng.gen_range(1..=longest);
             let slot = s.malloc(len, 1);
             made.push((slot, len));
         }
-        for (slot, len) in made.iter_mut().take(10) {
+        for (slot, len) in made.iter_mut().take(count / 3) {
             *len *= 2;
             s.realloc(*slot, *len);
         }
         for (i, (slot, _)) in made.into_iter().enumerate() {
-            if i % 6 == 0 {
+            if i % keep_one_in == 0 {
                 kept.push_back(slot);
             } else {
                 s.free(slot);
             }
         }
-        while kept.len() > 400 {
+        while kept.len() > kept_at_most {
             let old = kept.pop_front().expect("non-empty");
             s.free(old);
         }
@@ -208,7 +270,16 @@ mod tests {
     /// Every workload is valid: run natively with every check on the system allocator.
     #[test]
     fn every_workload_passes_every_check_on_the_system_allocator() {
-        for make in [small_objects, growing_vec, map, strings] {
+        for make in [
+            small_objects,
+            growing_vec,
+            map,
+            strings,
+            small_objects_larger,
+            growing_vec_wide,
+            map_churn,
+            strings_long,
+        ] {
             let scenario = make();
             let requests: Vec<Request> = scenario
                 .steps

@@ -57,7 +57,7 @@ impl Script {
     }
 }
 
-fn scenario(case: &'static str, last_user: UserId) -> Scenario {
+fn scenario(case: &'static str, last_user: UserId, rounds: usize) -> Scenario {
     let (name, symbol, decimals) = ("Lab token".to_owned(), "LAB".to_owned(), 18u8);
     let mut s = Script {
         model: VftState::new(name.clone(), symbol.clone(), decimals, actor(ADMIN)),
@@ -94,7 +94,7 @@ fn scenario(case: &'static str, last_user: UserId) -> Scenario {
         s.mint(user, 5_000);
         s.transfer(user, 2 * user, u128::from(user / 4));
     }
-    for _ in 0..30 {
+    for _ in 0..rounds {
         for user in 1..=130 {
             s.balance_of(user, user);
             s.transfer(user, 1, 1);
@@ -112,7 +112,12 @@ fn scenario(case: &'static str, last_user: UserId) -> Scenario {
 
 /// The FT stress case on the Sails token: users 918-1339.
 pub fn stress() -> Scenario {
-    scenario("vft-stress", 1339)
+    scenario("vft-stress", 1339, 30)
+}
+
+/// `vft-stress`'s second workload: `ft-stress`'s ([`super::ft::wide`]) on the Sails token.
+pub fn wide() -> Scenario {
+    scenario("vft-stress", 2200, 5)
 }
 
 #[cfg(test)]

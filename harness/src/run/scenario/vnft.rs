@@ -23,6 +23,8 @@ struct Script {
     steps: Vec<Step>,
     vnft: Route,
     admin: Route,
+    /// Users 1..=users send.
+    users: UserId,
 }
 
 fn metadata(n: u64) -> TokenMetadata {
@@ -104,31 +106,44 @@ impl Script {
 
     fn user_of(&self, token: U256) -> Option<UserId> {
         let owner = self.model.owner_of(token);
-        (1..=USERS).find(|u| actor(*u) == owner)
+        (1..=self.users).find(|u| actor(*u) == owner)
     }
 }
 
 /// Many users transferring and approving, the admin minting and burning, refusals mixed in
 /// (seeded, so every run sends the same messages).
 pub fn stress() -> Scenario {
+    mixed(2023, 300, 600, USERS)
+}
+
+/// `vnft-stress`'s second workload: a growing collection, 800 mints to 100 users, then 200
+/// actions of the same mix (another seed).
+pub fn growing() -> Scenario {
+    mixed(2025, 800, 200, 100)
+}
+
+/// `mints` tokens minted by the admin round-robin to `users` users, then `actions` of the
+/// stress mix.
+fn mixed(seed: u64, mints: u64, actions: u64, users: UserId) -> Scenario {
     let (name, symbol) = ("Lab collection".to_owned(), "LABNFT".to_owned());
     let mut s = Script {
         model: VnftState::new(name.clone(), symbol.clone(), actor(ADMIN)),
         steps: Vec::new(),
         vnft: Route::of::<VnftProgram, VnftService>("vnft").expect("the program's Vnft"),
         admin: Route::of::<VnftProgram, VnftAdminService>("vnft_admin").expect("VnftAdmin"),
+        users,
     };
-    let mut rng = SmallRng::seed_from_u64(2023);
-    for n in 0..300 {
-        s.mint(ADMIN, 1 + n % USERS, n);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    for n in 0..mints {
+        s.mint(ADMIN, 1 + n % users, n);
     }
     let other = |rng: &mut SmallRng, not: UserId| loop {
-        let u = rng.gen_range(1..=USERS);
+        let u = rng.gen_range(1..=users);
         if u != not {
             break u;
         }
     };
-    for n in 300..900u64 {
+    for n in mints..mints + actions {
         // A few never-minted ids among the rest.
         let minted = s.model.minted().as_u64();
         let token = U256::from(rng.gen_range(0..minted + 5));
@@ -136,7 +151,7 @@ pub fn stress() -> Scenario {
         let sender = match owner {
             Some(o) if rng.gen_bool(0.85) => o,
             Some(o) => other(&mut rng, o),
-            None => rng.gen_range(1..=USERS),
+            None => rng.gen_range(1..=users),
         };
         match rng.gen_range(0..100) {
             0..=34 => {
