@@ -850,41 +850,15 @@ fn write_backend(
         checks.extend(validate(v, runs, kept));
     }
 
-    // A (case, variant) measured now has all its layouts replaced, so that no point of an
-    // earlier build stays beside this one's.
-    let fresh: std::collections::BTreeSet<(String, String)> = layouts
-        .iter()
-        .map(|r: &LayoutRow| (r.case.clone(), r.variant.clone()))
-        .collect();
-    let mut layouts = merge(&save("layouts.csv"), layouts, |r: &LayoutRow| {
-        (key(&r.case, &r.variant), r.offset)
+    let layouts = merge_points(&save("layouts.csv"), layouts, |r: &LayoutRow| {
+        (r.case.as_str(), r.variant.as_str(), r.offset)
     })?;
-    let measured_offsets: std::collections::BTreeSet<(String, String, u32)> =
-        points_of(measured, backend);
-    layouts.retain(|r| {
-        !fresh.contains(&(r.case.clone(), r.variant.clone()))
-            || measured_offsets.contains(&(r.case.clone(), r.variant.clone(), r.offset))
-    });
     write_csv(&save("layouts.csv"), &layouts)?;
-
-    // The second workloads, as the layouts: a (case, variant) run now has all its rows
-    // replaced. Only gas runs them (`layout::second_on`).
+    // Only gas runs the second workloads (`layout::second_on`).
     if !second_rows.is_empty() || save(SECOND).exists() {
-        let fresh: std::collections::BTreeSet<(String, String)> = second_rows
-            .iter()
-            .map(|r| (r.case.clone(), r.variant.clone()))
-            .collect();
-        let measured_offsets: std::collections::BTreeSet<(String, String, u32)> = second_rows
-            .iter()
-            .map(|r| (r.case.clone(), r.variant.clone(), r.offset))
-            .collect();
-        let mut rows = merge(&save(SECOND), second_rows, |r: &SecondRow| {
-            (key(&r.case, &r.variant), r.offset)
+        let rows = merge_points(&save(SECOND), second_rows, |r: &SecondRow| {
+            (r.case.as_str(), r.variant.as_str(), r.offset)
         })?;
-        rows.retain(|r| {
-            !fresh.contains(&(r.case.clone(), r.variant.clone()))
-                || measured_offsets.contains(&(r.case.clone(), r.variant.clone(), r.offset))
-        });
         write_csv(&save(SECOND), &rows)?;
     }
 
@@ -1045,20 +1019,34 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
     write_csv(&path, &rows)
 }
 
-/// The (case, variant, offset) of every layout this run measured on `backend`.
-fn points_of(
-    measured: &Measured,
-    backend: BackendKind,
-) -> std::collections::BTreeSet<(String, String, u32)> {
-    measured
+/// `rows` (this run's points of a sweep) merged into the stored file at `path`: a (case,
+/// variant) this run measured keeps only this run's points, so that no point of an earlier
+/// build stays beside this one's; the others keep theirs.
+fn merge_points<R: serde::de::DeserializeOwned>(
+    path: &Path,
+    rows: Vec<R>,
+    point: impl Fn(&R) -> (&str, &str, u32),
+) -> Result<Vec<R>> {
+    let owned = |r: &R| {
+        let (case, variant, offset) = point(r);
+        (case.to_owned(), variant.to_owned(), offset)
+    };
+    let measured: std::collections::BTreeSet<(String, String, u32)> =
+        rows.iter().map(owned).collect();
+    let fresh: std::collections::BTreeSet<(String, String)> = measured
         .iter()
-        .filter(|((b, _, _), _)| *b == backend)
-        .flat_map(|(_, (s, v, _, points, _))| {
-            std::iter::once(0)
-                .chain(points.iter().map(|(o, _)| *o))
-                .map(|o| (s.case.to_owned(), v.id.to_owned(), o))
-        })
-        .collect()
+        .map(|(c, v, _)| (c.clone(), v.clone()))
+        .collect();
+    let mut all = merge(path, rows, |r: &R| {
+        let (case, variant, offset) = point(r);
+        (key(case, variant), offset)
+    })?;
+    all.retain(|r| {
+        let (case, variant, offset) = owned(r);
+        !fresh.contains(&(case.clone(), variant.clone()))
+            || measured.contains(&(case, variant, offset))
+    });
+    Ok(all)
 }
 
 /// The plain build's page counts a message row keeps (all but `changed`, which the agreement
