@@ -14,7 +14,8 @@
 //! - [`sweep`]: whether the default sweep is enough, against a dense grid.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
-//! - [`staging`]: a command's outputs reach the real directories only if it succeeds.
+//! - [`staging`]: a command's outputs reach the real directories all together or not at all.
+//! - [`lock`]: one writer per results directory; readers wait for it.
 //! - [`trace`]: per-call allocation traces from the wasmtime meter, saved for replay.
 //! - [`gate`]: a run's totals against the committed baseline.
 //! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
@@ -39,6 +40,8 @@ pub mod external;
 pub mod gate;
 #[path = "analyse/layout.rs"]
 pub mod layout;
+#[path = "report/lock.rs"]
+pub mod lock;
 #[path = "run/measure.rs"]
 pub mod measure;
 #[path = "report/metadata.rs"]

@@ -445,10 +445,8 @@ pub fn merge<T: DeserializeOwned, K: Ord>(
     key: impl Fn(&T) -> K,
 ) -> Result<Vec<T>> {
     let mut all: Vec<T> = if path.exists() {
-        read_csv(path).context(
-            "its rows are kept, not replaced: restore the file (`git checkout results/`) or \
-             regenerate every row with `just compare`",
-        )?
+        read_csv(path)
+            .with_context(|| format!("its rows are kept, not replaced; {}", restore_hint(path)))?
     } else {
         Vec::new()
     };
@@ -499,6 +497,53 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     Ok(rows)
 }
 
+/// How to get `path` (a results file or directory) back as the lab wrote it: from git when
+/// git tracks it (`results/` on a checkout), else by running again what wrote it (an `--out`
+/// directory). The path is given as the user can type it: relative to the current directory
+/// when under it.
+pub fn restore_hint(path: &Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            let abs = std::path::absolute(path).ok()?;
+            abs.strip_prefix(&cwd).ok().map(Path::to_path_buf)
+        })
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| path.to_path_buf());
+    let (dir, name) = if path.is_dir() {
+        (path, std::ffi::OsStr::new("."))
+    } else {
+        (
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            path.file_name().unwrap_or_default(),
+        )
+    };
+    // `ls-files --error-unmatch` fails for a path git does not track (or outside a repository).
+    let tracked = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["ls-files", "--error-unmatch", "--"])
+        .arg(name)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if tracked {
+        format!(
+            "restore it with `git checkout -- {}` or regenerate it with `just compare`",
+            shown.display()
+        )
+    } else {
+        format!(
+            "git does not track {}: delete the directory and run again the `lab measure --out` \
+             that wrote it",
+            shown.display()
+        )
+    }
+}
+
 /// One (backend, case, variant) a result set holds: `measured.csv`, written by `lab measure`
 /// beside the results, lists every one it ran, so a reader can tell a complete set from one
 /// with rows or files missing.
@@ -519,9 +564,9 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<MeasuredRow>> {
     if !path.is_file() {
         anyhow::bail!(
             "{} is missing, so what these results should hold is unknown: they were not \
-             written by `lab measure` or the file was deleted; restore it (`git checkout \
-             results/`) or regenerate the results with `just compare`",
-            path.display()
+             written by `lab measure` or the file was deleted; {}",
+            path.display(),
+            restore_hint(dir)
         );
     }
     let rows: Vec<MeasuredRow> = read_csv(&path)?;

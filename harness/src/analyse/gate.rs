@@ -1,7 +1,8 @@
-//! The regression gate: a run's totals against the committed baseline (the results of
-//! `main`). Gas and fuel are deterministic, so by default any rise fails.
+//! The regression gate: a run's totals, and its totals at every heap layout the baseline also
+//! ran, against the committed baseline (the results of `main`). Gas and fuel are
+//! deterministic, so by default any rise fails.
 
-use crate::results::TotalRow;
+use crate::results::{LayoutRow, TotalRow};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -12,6 +13,9 @@ pub struct Moved {
     pub case: String,
     pub variant: String,
     pub unit: String,
+    /// The heap layout (bytes the statics were moved up) of a row of the sweep; `None` for
+    /// the total at the linker's layout.
+    pub offset: Option<u32>,
     /// Baseline and current total; `None` baseline for a row the baseline lacks.
     pub total: (Option<u64>, u64),
     /// Baseline and current allocator cost.
@@ -43,12 +47,70 @@ pub fn compare(baseline: &[TotalRow], current: &[TotalRow], tolerance_pct: f64) 
                 case: c.case.clone(),
                 variant: c.variant.clone(),
                 unit: c.unit.clone(),
+                offset: None,
                 total,
                 allocator,
                 regressed,
             })
         })
         .collect()
+}
+
+/// Every row of the sweep at a heap layout other than the linker's that both sets ran and
+/// whose total differs, marked regressed when it rose by more than `tolerance_pct` percent:
+/// the verdicts are read from these rows, so an unjudged one would let a verdict move.
+/// (Offset 0 is the total [`compare`] judges.)
+pub fn compare_layouts(
+    baseline: &[LayoutRow],
+    current: &[LayoutRow],
+    tolerance_pct: f64,
+) -> Vec<Moved> {
+    let key = |r: &LayoutRow| {
+        (
+            r.backend.clone(),
+            r.case.clone(),
+            r.variant.clone(),
+            r.unit.clone(),
+            r.offset,
+        )
+    };
+    let base: std::collections::BTreeMap<_, u64> =
+        baseline.iter().map(|r| (key(r), r.total)).collect();
+    current
+        .iter()
+        .filter(|c| c.offset != 0)
+        .filter_map(|c| {
+            let &b = base.get(&key(c))?;
+            (b != c.total).then(|| Moved {
+                backend: c.backend.clone(),
+                case: c.case.clone(),
+                variant: c.variant.clone(),
+                unit: c.unit.clone(),
+                offset: Some(c.offset),
+                total: (Some(b), c.total),
+                allocator: (None, 0),
+                regressed: c.total as f64 > b as f64 * (1.0 + tolerance_pct / 100.0),
+            })
+        })
+        .collect()
+}
+
+/// How many rows of the sweep [`compare_layouts`] judges.
+pub fn layout_rows(baseline: &[LayoutRow], current: &[LayoutRow]) -> usize {
+    let key = |r: &LayoutRow| {
+        (
+            r.backend.clone(),
+            r.case.clone(),
+            r.variant.clone(),
+            r.unit.clone(),
+            r.offset,
+        )
+    };
+    let base: BTreeSet<_> = baseline.iter().map(key).collect();
+    current
+        .iter()
+        .filter(|c| c.offset != 0 && base.contains(&key(c)))
+        .count()
 }
 
 /// Rows one set has and the other lacks, one line each: a current row with no baseline (a new
@@ -93,16 +155,29 @@ pub fn table(moved: &[Moved]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| backend | case | variant | unit | total before | total now | change | allocator before | allocator now | change | verdict |"
+        "| backend | case | variant | layout | unit | total before | total now | change | allocator before | allocator now | change | verdict |"
     );
     let _ = writeln!(
         out,
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+        "| --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     );
     for m in moved {
+        let (layout, allocator) = match m.offset {
+            None => (
+                "linker's".to_owned(),
+                format!(
+                    "{} | {} | {}",
+                    num(m.allocator.0),
+                    m.allocator.1,
+                    pct(m.allocator)
+                ),
+            ),
+            // The sweep records totals only.
+            Some(o) => (format!("+{o} B"), "- | - | -".to_owned()),
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {layout} | {} | {} | {} | {} | {allocator} | {} |",
             m.backend,
             m.case,
             m.variant,
@@ -110,9 +185,6 @@ pub fn table(moved: &[Moved]) -> String {
             num(m.total.0),
             m.total.1,
             pct(m.total),
-            num(m.allocator.0),
-            m.allocator.1,
-            pct(m.allocator),
             if m.regressed {
                 "REGRESSED"
             } else if m.total.0.is_none() {
@@ -183,6 +255,42 @@ mod tests {
                 "gtest/nft/b: in the baseline, but not measured"
             ]
         );
+    }
+
+    fn at(variant: &str, offset: u32, total: u64) -> LayoutRow {
+        LayoutRow {
+            backend: "gtest".into(),
+            case: "nft".into(),
+            variant: variant.into(),
+            unit: "gas".into(),
+            offset,
+            heap_base: 65_536 + offset,
+            total,
+            pages_read: None,
+            pages_written: None,
+        }
+    }
+
+    /// A layout both ran is judged like a total; one only either ran, or offset 0 (the total
+    /// itself), is not.
+    #[test]
+    fn the_sweep_is_gated_where_both_ran() {
+        let base = [at("a", 0, 10), at("a", 1024, 1_000), at("a", 2048, 1_000)];
+        let now = [
+            at("a", 0, 99),
+            at("a", 1024, 1_001),
+            at("a", 2048, 999),
+            at("a", 4096, 5_000),
+        ];
+        let moved = compare_layouts(&base, &now, 0.0);
+        assert_eq!(moved.len(), 2);
+        assert_eq!((moved[0].offset, moved[0].regressed), (Some(1024), true));
+        assert_eq!((moved[1].offset, moved[1].regressed), (Some(2048), false));
+        assert!(!compare_layouts(&base, &now, 0.2)[0].regressed);
+        assert_eq!(layout_rows(&base, &now), 2);
+        assert!(table(&moved).contains(
+            "| nft | a | +1024 B | gas | 1000 | 1001 | +0.1000% | - | - | - | REGRESSED |"
+        ));
     }
 
     #[test]

@@ -391,20 +391,99 @@ struct Message {
     #[serde(default)]
     from: Option<UserId>,
     /// The exact reply expected, SCALE hex; absent means any reply from a successful run.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "given")]
     reply: Option<String>,
-    /// A Sails call's return value (its reply, framed).
-    #[serde(default)]
+    /// A Sails call's return value (its reply, framed). `null` is a value (`None` for a
+    /// method returning `Option`, nothing for one returning `()`), not the key left out.
+    #[serde(default, deserialize_with = "given")]
     returns: Option<serde_json::Value>,
     /// The error a Sails call throws (the message fails with it, framed).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "given")]
     throws: Option<serde_json::Value>,
-    /// The events a Sails call emits, in order (checked only when given).
-    #[serde(default)]
+    /// The events a Sails call emits, in order, when it sends nothing else (checked only
+    /// when given).
+    #[serde(default, deserialize_with = "given")]
     events: Option<Vec<serde_json::Value>>,
+    /// Everything the message sends, in order: events (`{"event": {"Name": {..}}}`, Sails
+    /// calls) and messages to users (`{"to": 42, "payload": "0x.."}`). Instead of `events`.
+    #[serde(default, deserialize_with = "given")]
+    sends: Option<Vec<Sends>>,
     /// The message must fail (panic or trap).
     #[serde(default)]
     fails: bool,
+}
+
+/// One thing a message sends (`sends`): a Sails event, or a message to a user.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sends {
+    #[serde(default)]
+    event: Option<serde_json::Value>,
+    #[serde(default)]
+    to: Option<UserId>,
+    #[serde(default)]
+    payload: Option<String>,
+}
+
+/// A key that is present is `Some`, even when its value is `null`: serde's own `Option`
+/// reads `null` as the key left out, so `"returns": null` (expecting `None`) accepted any
+/// reply.
+fn given<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// What a message must send, from `events` or `sends` (`method`: the Sails call's, which
+/// events need); `None` when neither is given (left unchecked).
+fn expected_sends(
+    m: &Message,
+    method: Option<&crate::scenario::idl::Method<'_>>,
+    failing: bool,
+) -> Result<Option<Vec<crate::backend::Sent>>> {
+    let sent: Vec<crate::backend::Sent> = match (&m.events, &m.sends) {
+        (Some(_), Some(_)) => bail!(
+            "`events` and `sends` both given: list everything in `sends` \
+             ({{\"event\": ..}} and {{\"to\": USER, \"payload\": \"0x..\"}})"
+        ),
+        (None, None) => return Ok(None),
+        (Some(events), None) => {
+            let method = method
+                .with_context(|| "`events` go with a `call` (a Sails program's IDL)".to_owned())?;
+            events
+                .iter()
+                .map(|e| method.event(e))
+                .collect::<Result<_>>()?
+        }
+        (None, Some(sends)) => sends
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let what = format!("`sends` item {}", i + 1);
+                match (&s.event, s.to, &s.payload) {
+                    (Some(e), None, None) => method
+                        .with_context(|| {
+                            format!("{what}: an `event` goes with a `call` (the program's IDL)")
+                        })?
+                        .event(e)
+                        .with_context(|| what.clone()),
+                    (None, Some(to), Some(payload)) => Ok(crate::backend::Sent {
+                        destination: gstd::ActorId::from(to).into_bytes(),
+                        payload: unhex(payload, &what)?,
+                    }),
+                    _ => {
+                        bail!("{what}: give `event`, or `to` (a user number) with `payload` (hex)")
+                    }
+                }
+            })
+            .collect::<Result<_>>()?,
+    };
+    if failing && !sent.is_empty() {
+        bail!("a failed message sends nothing: what it sent is discarded with it");
+    }
+    Ok(Some(sent))
 }
 
 fn default_user() -> UserId {
@@ -523,7 +602,10 @@ impl Scenario {
 /// A message given as hex.
 fn hex_step(m: &Message, what: &str) -> Result<Step> {
     if m.returns.is_some() || m.throws.is_some() || m.events.is_some() || !m.args.is_null() {
-        bail!("{what}: `args`, `returns`, `throws` and `events` go with a `call`, not a `payload`");
+        bail!(
+            "{what}: `args`, `returns`, `throws` and `events` go with a `call`, not a `payload` \
+             (`reply` and `sends` do)"
+        );
     }
     let payload = m
         .payload
@@ -535,11 +617,12 @@ fn hex_step(m: &Message, what: &str) -> Result<Step> {
         (None, true) => Expect::Failure,
         (None, false) => Expect::Success,
     };
+    let failing = matches!(expect, Expect::Failure);
     Ok(Step {
         from: default_user(),
         payload: unhex(payload, what)?,
         expect,
-        sent: None,
+        sent: expected_sends(m, None, failing).with_context(|| what.to_owned())?,
     })
 }
 
@@ -559,23 +642,11 @@ fn sails_step(idl: &Idl, call: &str, m: &Message) -> Result<Step> {
         (None, None, false) => Expect::Success,
     };
     let failing = matches!(expect, Expect::Failure | Expect::FailureWith(_));
-    let sent = match &m.events {
-        Some(events) if failing && !events.is_empty() => {
-            bail!("a failed message sends nothing: its events are discarded with it")
-        }
-        Some(events) => Some(
-            events
-                .iter()
-                .map(|e| method.event(e))
-                .collect::<Result<_>>()?,
-        ),
-        None => None,
-    };
     Ok(Step {
         from: default_user(),
         payload: method.call(&m.args)?,
         expect,
-        sent,
+        sent: expected_sends(m, Some(&method), failing)?,
     })
 }
 
@@ -656,6 +727,85 @@ pub fn state_export(src: &Path) -> Result<Option<(PathBuf, usize)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `"returns": null` expects `None` (not any reply); `sends` lists events and messages to
+    /// users in order; contradictory or malformed expectations are refused.
+    #[test]
+    fn null_is_a_value_and_everything_sent_can_be_expected() {
+        let polls = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/examples/polls");
+        let program = Program::at(&polls).unwrap();
+        let idl = Idl::read(&polls.join("polls.idl")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let read = |message: &str| {
+            let file = dir.path().join("s.json");
+            let text = format!(
+                r#"{{"idl": {:?}, "init": {{"constructor": "New", "args": []}}, "messages": [{message}]}}"#,
+                polls.join("polls.idl")
+            );
+            std::fs::write(&file, text).unwrap();
+            Scenario::read(&file, "s", &program).map_err(|e| format!("{e:#}"))
+        };
+        let tally = idl.method("Polls/Tally").unwrap();
+        let none = tally.reply(&serde_json::Value::Null).unwrap();
+        assert_eq!(none.last(), Some(&0), "None encodes as 0");
+        let s = read(r#"{"call": "Polls/Tally", "args": [3], "returns": null}"#).unwrap();
+        assert!(matches!(&s.steps[0].expect, Expect::Reply(r) if *r == none));
+        let s = read(r#"{"call": "Polls/Tally", "args": [3]}"#).unwrap();
+        assert!(matches!(s.steps[0].expect, Expect::Success) && s.steps[0].sent.is_none());
+
+        let voted = serde_json::json!({"Voted": {"id": 0, "voter": 7, "option": 1}});
+        let s = read(&format!(
+            r#"{{"call": "Polls/Vote", "args": [0, 1], "returns": 1, "sends": [{{"event": {voted}}}, {{"to": 42, "payload": "0x0102"}}]}}"#
+        ))
+        .unwrap();
+        let vote = idl.method("Polls/Vote").unwrap();
+        assert_eq!(
+            s.steps[0].sent.as_deref().unwrap(),
+            [
+                vote.event(&voted).unwrap(),
+                crate::backend::Sent {
+                    destination: gstd::ActorId::from(42u64).into_bytes(),
+                    payload: vec![1, 2],
+                }
+            ]
+        );
+        // A plain (hex) message can expect messages to users too.
+        let dir2 = tempfile::tempdir().unwrap();
+        let hex = dir2.path().join("h.json");
+        std::fs::write(
+            &hex,
+            r#"{"messages": [{"payload": "0x00", "sends": [{"to": 3, "payload": "0x"}]}]}"#,
+        )
+        .unwrap();
+        let s = Scenario::read(&hex, "h", &program).unwrap();
+        assert_eq!(s.steps[0].sent.as_ref().unwrap().len(), 1);
+
+        for (message, expect) in [
+            (
+                r#"{"call": "Polls/Vote", "args": [0, 1], "events": [], "sends": []}"#.to_owned(),
+                "`events` and `sends` both given",
+            ),
+            (
+                r#"{"call": "Polls/Vote", "args": [0, 1], "sends": [{"to": 42}]}"#.into(),
+                "`sends` item 1: give `event`, or `to`",
+            ),
+            (
+                r#"{"call": "Polls/Vote", "args": [0, 1], "events": null}"#.into(),
+                "invalid type: null, expected a sequence",
+            ),
+            (
+                r#"{"call": "Polls/Vote", "args": [7, 1], "throws": "NoSuchPoll", "sends": [{"to": 1, "payload": "0x00"}]}"#.into(),
+                "a failed message sends nothing",
+            ),
+            (
+                r#"{"call": "Polls/Tally", "args": [0], "returns": 5}"#.into(),
+                "Tally",
+            ),
+        ] {
+            let err = read(&message).unwrap_err();
+            assert!(err.contains(expect), "{message}: {err}");
+        }
+    }
 
     #[test]
     fn the_text_form_reads_init_replies_and_failures() {

@@ -3,8 +3,7 @@
 //! the results of `main`) and fails if any variant's total or allocator cost rose.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::gate::{compare, table, unmatched};
-use galloc_lab::report::Inputs;
+use galloc_lab::gate::{compare, compare_layouts, layout_rows, table, unmatched};
 use galloc_lab::workspace::Workspace;
 use std::path::PathBuf;
 
@@ -18,8 +17,20 @@ pub struct Args {
     current: Option<PathBuf>,
     /// Allowed rise in percent before a row fails; 0 (the default) fails on any rise, since
     /// gas and fuel are deterministic.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = tolerance)]
     tolerance_pct: f64,
+}
+
+/// A tolerance is a finite percentage, 0 or more: NaN compares false with everything, so
+/// `--tolerance-pct NaN` used to pass any rise.
+fn tolerance(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Ok(t) => Err(format!(
+            "{t} is not a tolerance: give a finite percentage, 0 or more (0: any rise fails)"
+        )),
+        Err(e) => Err(format!("`{text}`: {e}; give a percentage such as 0 or 0.5")),
+    }
 }
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
@@ -41,12 +52,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     // A baseline is a whole result set, whatever directory holds it: a gate against a baseline
     // with rows or files missing would pass those rows unjudged.
-    let baseline = Inputs::read_complete(&baseline_dir, true)
-        .context("the baseline cannot be used")?
-        .totals;
-    let current_inputs =
-        Inputs::read_complete(&current_dir, false).context("the run to judge cannot be used")?;
-    let current = current_inputs.totals;
+    let (_base_lock, baseline_inputs) =
+        super::read_results(ws, &baseline_dir, true).context("the baseline cannot be used")?;
+    let (_lock, current_inputs) =
+        super::read_results(ws, &current_dir, false).context("the run to judge cannot be used")?;
+    let (baseline, current) = (baseline_inputs.totals, current_inputs.totals);
     let unmatched = unmatched(&baseline, &current);
     if !unmatched.is_empty() {
         bail!(
@@ -56,11 +66,19 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             unmatched.join("\n  ")
         );
     }
-    let moved = compare(&baseline, &current, args.tolerance_pct);
+    let mut moved = compare(&baseline, &current, args.tolerance_pct);
+    // The verdicts come from the sweep: every layout both sets ran must hold as well (offset 0
+    // is the total above).
+    moved.extend(compare_layouts(
+        &baseline_inputs.layouts,
+        &current_inputs.layouts,
+        args.tolerance_pct,
+    ));
     if moved.is_empty() {
         println!(
-            "gate: {} rows, all equal to the baseline in {}",
+            "gate: {} rows and {} layout rows, all equal to the baseline in {}",
             current.len(),
+            layout_rows(&baseline_inputs.layouts, &current_inputs.layouts),
             baseline_dir.display()
         );
         return Ok(());

@@ -271,7 +271,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let has_files = std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some());
     if has_files && !whole {
         let full = std::path::absolute(&out).ok() == Some(ws.results_dir());
-        galloc_lab::report::Inputs::read_complete(&out, full).with_context(|| {
+        super::read_results(ws, &out, full).with_context(|| {
             format!(
                 "--out {}: the results there are merged with this run's, so they must be \
                  whole first (or give an empty or new directory)",
@@ -609,6 +609,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         &builds,
         (whole, &args.allocator_features),
     )?;
+    let reading = galloc_lab::lock::Lock::read(ws.root(), &out)?;
     if ran == 0 && !backends.contains(&BackendKind::Node) && written.unchanged(&digest) {
         let inputs = galloc_lab::report::Inputs::read_for_verdicts(&out)?;
         println!("{}", inputs.verdicts());
@@ -618,11 +619,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
         return Ok(());
     }
-    written.forget()?;
+    drop(reading);
 
     // Every file is written to a copy of the results (and of their charts) and moved into
     // place only once all of them, and the report, have been made: a failure writes nothing.
+    // Another command writing them first is waited for (and merged with: the copy is taken
+    // once it is done).
     let staged = super::report::Staged::begin(ws, &out)?;
+    written.forget()?;
     if whole {
         // Only in the staged copy: the real files go only if everything succeeds.
         let mut gone: Vec<std::path::PathBuf> =

@@ -35,3 +35,32 @@ impl Selection {
         ))
     }
 }
+
+/// The result set in `dir`, read whole: under a shared lock on the directory (a command
+/// writing it finishes first, and none starts until the lock is dropped), after checking that
+/// every results file is exactly as the lab wrote it ([`galloc_lab::metadata::verify`]), and
+/// complete ([`galloc_lab::report::Inputs::read_complete`]; `full`: every variant and default
+/// case, as `results/` holds).
+pub fn read_results(
+    ws: &galloc_lab::workspace::Workspace,
+    dir: &std::path::Path,
+    full: bool,
+) -> anyhow::Result<(galloc_lab::lock::Lock, galloc_lab::report::Inputs)> {
+    let lock = checked(ws, dir)?;
+    let inputs = galloc_lab::report::Inputs::read_complete(dir, full)?;
+    Ok((lock, inputs))
+}
+
+/// A shared lock on the results in `dir`, once every results file there has been checked
+/// against the hashes recorded when it was written.
+pub fn checked(
+    ws: &galloc_lab::workspace::Workspace,
+    dir: &std::path::Path,
+) -> anyhow::Result<galloc_lab::lock::Lock> {
+    use anyhow::Context;
+    let abs =
+        std::path::absolute(dir).with_context(|| format!("{}: cannot resolve", dir.display()))?;
+    let lock = galloc_lab::lock::Lock::read(ws.root(), &abs)?;
+    galloc_lab::metadata::verify(dir)?;
+    Ok(lock)
+}

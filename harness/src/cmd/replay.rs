@@ -60,6 +60,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let (cases, variants) = args.selection.resolve()?;
     let out_dir = ws.root().join("target/lab/replay");
     std::fs::create_dir_all(&out_dir)?;
+    // The recorded traces and builds are read from results/: as the lab wrote them.
+    let _lock = super::checked(ws, &ws.results_dir())?;
     let mut workloads: Vec<Named> = Vec::new();
     match &args.trace {
         Some(file) => {

@@ -1,6 +1,6 @@
 //! `lab report`: re-renders `results/README.md`, `results/metadata.json` and the charts in
 //! `images/` from the results files alone, without running anything (what `lab measure`
-//! does at its end).
+//! does at its end), once it has checked they are the files the lab wrote.
 
 use anyhow::Result;
 use galloc_lab::report::Inputs;
@@ -27,6 +27,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     let dir = std::path::absolute(&dir)?;
     let staged = Staged::begin(ws, &dir)?;
+    // The report is rendered from these files: they must be the ones the lab wrote.
+    metadata::verify(&dir)?;
     let published = publish(ws, &staged.dir, &staged.images, &dir);
     staged.explain(published)?;
     staged.commit()

@@ -98,9 +98,19 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
         eprintln!("code sizes match results/{FILE}");
     } else {
+        // Like every results file, through a staged copy under the results' lock, with the
+        // metadata's hashes (which `report`, `check` and `verdict` hold the files to) updated.
+        let results = ws.results_dir();
+        let staged = super::report::Staged::begin(ws, &results)?;
         let order = |id: &str| galloc_variants::VARIANTS.iter().position(|v| v.id == id);
-        let all = merge(&path, rows, |r: &CodeSizeRow| (order(&r.variant), r.probe))?;
-        write_csv(&path, &all)?;
+        let copy = staged.dir.join(FILE);
+        let all = merge(&copy, rows, |r: &CodeSizeRow| (order(&r.variant), r.probe))?;
+        write_csv(&copy, &all)?;
+        let has_metadata = staged.dir.join(galloc_lab::metadata::FILE).exists();
+        if has_metadata {
+            galloc_lab::metadata::write(ws.root(), &staged.dir)?;
+        }
+        staged.commit()?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())

@@ -32,6 +32,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let dir = args
         .results
         .unwrap_or_else(|| ws.root().join("target/lab/sweep-check"));
+    let _lock = if dir.is_dir() {
+        Some(super::checked(ws, &dir)?)
+    } else {
+        None
+    };
     let mut rows: Vec<LayoutRow> = Vec::new();
     for backend in ["gtest", "wasmtime"] {
         let path = dir.join(backend).join("layouts.csv");

@@ -5,7 +5,6 @@
 use anyhow::{bail, Context, Result};
 use galloc_lab::backend::BackendKind;
 use galloc_lab::layout::{self, Verdict};
-use galloc_lab::report::Inputs;
 use galloc_lab::workspace::Workspace;
 use std::path::PathBuf;
 
@@ -31,7 +30,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     );
     let dir = args.results.unwrap_or_else(|| ws.results_dir());
     let full = std::path::absolute(&dir).ok() == Some(ws.results_dir());
-    let inputs = Inputs::read_complete(&dir, full)
+    let (_lock, inputs) = super::read_results(ws, &dir, full)
         .with_context(|| format!("reading the results in {}", dir.display()))?;
     let mut rows = 0;
     for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {

@@ -6,7 +6,7 @@
 //! file byte-identical.
 
 use crate::results::{read_csv, ArtifactRow};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -40,6 +40,12 @@ pub struct Metadata {
     pub date: String,
     /// SHA-256 over every results file (name and bytes) except this one and the report.
     pub results_sha256: String,
+    /// Each of those files (path under the results directory) -> its SHA-256: what `report`,
+    /// `check`, `verdict` and `pick` hold the files to before they read them ([`verify`]), so
+    /// a stray edit is named instead of changing a verdict. Empty in files written before the
+    /// lab recorded them (then only `results_sha256` is checked).
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
     /// `rustc --version`, and the channel `rust-toolchain.toml` pins.
     pub rustc: String,
     pub toolchain: String,
@@ -57,6 +63,7 @@ pub fn write(root: &Path, dir: &Path) -> Result<()> {
         regenerate_with: "just compare".into(),
         date: String::new(),
         results_sha256: results_hash(dir)?,
+        files: file_hashes(dir)?,
         rustc: tool_version("rustc", "--version"),
         toolchain: toolchain(root),
         wasm_opt: tool_version("wasm-opt", "--version"),
@@ -97,16 +104,102 @@ pub fn sources(root: &Path) -> Result<String> {
     ))
 }
 
+/// The results files in `dir` (every `.csv` and `.zst`; not the report, the charts or this
+/// file), as paths relative to it.
+fn results_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    Ok(crate::staging::files(dir)?
+        .into_iter()
+        .filter(|rel| rel.extension().is_some_and(|e| e == "csv" || e == "zst"))
+        .collect())
+}
+
 fn results_hash(dir: &Path) -> Result<String> {
     let mut h = Sha256::new();
-    for rel in crate::staging::files(dir)? {
-        if rel.extension().is_some_and(|e| e == "csv" || e == "zst") {
-            let f = dir.join(&rel);
-            h.update(rel.to_string_lossy().as_bytes());
-            h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
-        }
+    for rel in results_files(dir)? {
+        let f = dir.join(&rel);
+        h.update(rel.to_string_lossy().as_bytes());
+        h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
     }
     Ok(crate::build::hex(&h.finalize()))
+}
+
+fn file_hashes(dir: &Path) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for rel in results_files(dir)? {
+        let f = dir.join(&rel);
+        let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
+        out.insert(
+            rel.to_string_lossy().into_owned(),
+            crate::build::hex(&Sha256::digest(&bytes)),
+        );
+    }
+    Ok(out)
+}
+
+/// Checks that every results file in `dir` is exactly as the command that last wrote the
+/// directory left it (the hashes in its `metadata.json`): none edited, deleted or added. An
+/// error names each file that differs and how to get it back.
+pub fn verify(dir: &Path) -> Result<()> {
+    let path = dir.join(FILE);
+    let text = std::fs::read(&path).map_err(|_| {
+        anyhow::anyhow!(
+            "{} is missing: it records every results file's SHA-256, so a file changed since \
+             the lab wrote it cannot be told from one it wrote; {}",
+            path.display(),
+            crate::results::restore_hint(&path)
+        )
+    })?;
+    let meta: Metadata = serde_json::from_slice(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not the lab's metadata ({e}); {}",
+            path.display(),
+            crate::results::restore_hint(&path)
+        )
+    })?;
+    if meta.files.is_empty() {
+        // Written before the lab recorded each file: the hash over all of them still holds.
+        if results_hash(dir)? != meta.results_sha256 {
+            bail!(
+                "a results file in {} differs from what the lab wrote (results_sha256 in {}); \
+                 {}",
+                dir.display(),
+                path.display(),
+                crate::results::restore_hint(dir)
+            );
+        }
+        return Ok(());
+    }
+    let now = file_hashes(dir)?;
+    let mut wrong = Vec::new();
+    for (rel, sha) in &meta.files {
+        match now.get(rel) {
+            None => wrong.push((rel, "deleted")),
+            Some(s) if s != sha => wrong.push((rel, "changed since the lab wrote it")),
+            Some(_) => {}
+        }
+    }
+    for rel in now.keys().filter(|r| !meta.files.contains_key(*r)) {
+        wrong.push((rel, "not written by the lab (not in its metadata)"));
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = wrong
+        .iter()
+        .take(12)
+        .map(|(rel, what)| format!("{}: {what}", dir.join(rel).display()))
+        .collect();
+    bail!(
+        "{} from the hashes recorded in {} when they were written:\n  {}\nthe \
+         verdicts would be read from them; {}",
+        match wrong.len() {
+            1 => "1 results file differs".to_owned(),
+            n => format!("{n} results files differ"),
+        },
+        path.display(),
+        lines.join("\n  "),
+        crate::results::restore_hint(dir)
+    )
 }
 
 fn tool_version(tool: &str, flag: &str) -> String {

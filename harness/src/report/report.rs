@@ -165,13 +165,11 @@ impl Inputs {
         }
         let shown: Vec<&str> = missing.iter().take(12).map(String::as_str).collect();
         bail!(
-            "{} is incomplete: {} problems, e.g.\n  {}\nrestore it (`git checkout {}`) or \
-             regenerate it with `just compare` (a subset: `just compare VARIANTS CASES`)",
+            "{} is incomplete: {} problems, e.g.\n  {}\n{}",
             dir.display(),
             missing.len(),
             shown.join("\n  "),
-            dir.file_name()
-                .map_or("results".into(), |n| n.to_string_lossy()),
+            crate::results::restore_hint(dir),
         )
     }
 

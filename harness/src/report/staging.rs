@@ -1,35 +1,72 @@
 //! Outputs that appear all at once or not at all.
 //!
 //! A command that writes results works on copies of the directories it writes (under
-//! `target/lab/stage/`): it reads and rewrites them there (merging rows, the report, the charts,
-//! the metadata) and only when all of it has succeeded does [`Staging::commit`] move the files
-//! that changed into place, each by a rename. A command that fails (a bad row, a refused
-//! module, a panic) leaves the real directories as they were.
+//! `target/lab/stage/`), holding the lock on each ([`crate::lock::Lock::write`]): it reads
+//! and rewrites them there (merging rows, the report, the charts, the metadata). Only when all
+//! of it has succeeded does [`Staging::commit`] move what changed into place, as a redo
+//! journal: it writes the list of files to put and to remove (`journal`, made visible by one
+//! rename: the commit point), applies it, and deletes it. A command that fails (a bad row, a
+//! refused module, a panic) leaves the real directories as they were; one killed before the
+//! commit point leaves them as they were too, and one killed after it leaves a journal that
+//! the next command to lock any of those directories, reading or writing, applies again
+//! ([`recover`]) before it looks at them. Either way no command ever sees half a run.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-/// Copies of the directories a command writes.
+/// Copies of the directories a command writes, and the lock on them.
 pub struct Staging {
     root: PathBuf,
     /// (real directory, its working copy)
     dirs: Vec<(PathBuf, PathBuf)>,
+    /// Dropped after the copies are cleared.
+    _lock: crate::lock::Lock,
+}
+
+/// The journal's first line: its format.
+const JOURNAL_FORMAT: &str = "galloc-lab journal 1";
+
+/// Where the copies of the directory set whose first directory is `first` are staged: one
+/// place per set, owned by whoever holds its lock.
+fn stage_of(workspace: &Path, first: &Path) -> PathBuf {
+    workspace
+        .join("target/lab/stage")
+        .join(&crate::lock::key(first)[..16])
+}
+
+/// Where the journal of a commit into the directory set whose first directory is `first`
+/// (absolute) lies while the commit is applied (and after, if it was stopped).
+pub fn journal_of(workspace: &Path, first: &Path) -> PathBuf {
+    stage_of(workspace, first).join("journal")
+}
+
+/// Milliseconds to pause before each file a commit puts in place, from `LAB_COMMIT_PAUSE_MS`:
+/// fault injection, so the kill test (`tests/suite/survival.rs`) can stop a run in the middle
+/// of its commit, which otherwise takes a few milliseconds. Unset, there is no pause.
+fn commit_pause() -> Option<std::time::Duration> {
+    std::env::var("LAB_COMMIT_PAUSE_MS")
+        .ok()?
+        .parse()
+        .ok()
+        .map(std::time::Duration::from_millis)
 }
 
 impl Staging {
-    /// Copies each of `dirs` (a missing one starts empty) under `workspace/target/lab/stage/`.
+    /// Locks each of `dirs` (absolute; waiting for another writer or readers, with a line
+    /// saying so) and copies it (a missing one starts empty) under `workspace/target/lab/stage/`.
     pub fn begin(workspace: &Path, dirs: &[&Path]) -> Result<Staging> {
-        let root = workspace
-            .join("target/lab/stage")
-            .join(std::process::id().to_string());
+        let lock = crate::lock::Lock::write(workspace, dirs)?;
+        let root = stage_of(workspace, dirs[0]);
         if root.exists() {
+            // A killed run's copies (never committed: `Lock::write` applied any journal).
             std::fs::remove_dir_all(&root)
                 .with_context(|| format!("cannot clear {}", root.display()))?;
         }
         let mut staging = Staging {
             root,
             dirs: Vec::new(),
+            _lock: lock,
         };
         for (i, real) in dirs.iter().enumerate() {
             let copy = staging.root.join(i.to_string());
@@ -52,46 +89,193 @@ impl Staging {
             .unwrap_or_else(|| panic!("{} is not staged", real.display()))
     }
 
-    /// Moves every file that differs from the real one into place, removes real files the
-    /// command removed, and returns how many files changed.
+    /// Moves every file that differs from the real one into place and removes real files the
+    /// command removed, all or nothing (see the module's comment); returns how many changed.
     pub fn commit(self) -> Result<usize> {
+        let (journal, changed) = self.write_journal()?;
+        if changed == 0 {
+            return Ok(0);
+        }
+        apply(&self.root).with_context(|| {
+            format!(
+                "the results were staged but could not all be put in place; the next lab \
+                 command on these directories finishes it from {}",
+                journal.display()
+            )
+        })?;
+        Ok(changed)
+    }
+
+    /// Writes the journal of what [`Staging::commit`] changes, and makes it visible (the
+    /// commit point) unless nothing changes; returns its path and how many files change.
+    fn write_journal(&self) -> Result<(PathBuf, usize)> {
+        let mut text = format!("{JOURNAL_FORMAT}\n");
+        for (real, _) in &self.dirs {
+            text.push_str(&format!("dir\t{}\n", path_text(real)?));
+        }
         let mut changed = 0;
-        for (real, copy) in &self.dirs {
+        for (i, (real, copy)) in self.dirs.iter().enumerate() {
             let staged = files(copy)?;
             for rel in &staged {
-                let (from, to) = (copy.join(rel), real.join(rel));
-                let bytes = std::fs::read(&from)
-                    .with_context(|| format!("cannot read {}", from.display()))?;
-                if std::fs::read(&to).is_ok_and(|old| old == bytes) {
+                let bytes = std::fs::read(copy.join(rel))
+                    .with_context(|| format!("cannot read {}", copy.join(rel).display()))?;
+                if std::fs::read(real.join(rel)).is_ok_and(|old| old == bytes) {
                     continue;
                 }
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("cannot create {}", parent.display()))?;
-                }
-                crate::results::write_file(&to, &bytes)?;
+                text.push_str(&format!("put\t{i}\t{}\n", path_text(rel)?));
                 changed += 1;
             }
             if real.is_dir() {
                 for rel in files(real)? {
                     if !staged.contains(&rel) {
-                        let gone = real.join(&rel);
-                        std::fs::remove_file(&gone)
-                            .with_context(|| format!("cannot remove {}", gone.display()))?;
+                        text.push_str(&format!("del\t{i}\t{}\n", path_text(&rel)?));
                         changed += 1;
                     }
                 }
             }
         }
-        Ok(changed)
+        let (journal, tmp) = (self.root.join("journal"), self.root.join("journal.tmp"));
+        if changed > 0 {
+            std::fs::write(&tmp, &text)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            // The commit point: from here on the run's files are what the directories hold,
+            // now or once the next command has applied the journal.
+            std::fs::rename(&tmp, &journal)
+                .with_context(|| format!("cannot write {}", journal.display()))?;
+        }
+        Ok((journal, changed))
     }
 }
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        // Committed or not, the copies are of no further use.
-        let _ = std::fs::remove_dir_all(&self.root);
+        // Not committed (a failure): the copies are of no further use. A journal that could
+        // not be applied stays for the next command to finish.
+        if !self.root.join("journal").exists() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
     }
+}
+
+/// What [`recover`] did.
+pub enum Recovered {
+    /// Nothing was pending, or it has been applied.
+    Done,
+    /// A journal is pending that also writes these directories, not all locked by the caller.
+    NeedsAlso(Vec<PathBuf>),
+}
+
+/// Applies every journal a killed writer left for a directory set starting with one of
+/// `dirs`; the caller holds the exclusive lock on every one of `dirs`.
+pub fn recover(workspace: &Path, dirs: &[&Path]) -> Result<Recovered> {
+    let mut involved: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        if let Some(pending) = pending(workspace, d)? {
+            involved.extend(pending);
+        }
+    }
+    if !involved.iter().all(|d| dirs.contains(&d.as_path())) {
+        return Ok(Recovered::NeedsAlso(involved));
+    }
+    for d in dirs {
+        let stage = stage_of(workspace, d);
+        if stage.join("journal").exists() {
+            eprintln!(
+                "finishing a run that was stopped while it put its files into {} (its journal: {})",
+                d.display(),
+                stage.join("journal").display()
+            );
+            apply(&stage)?;
+        }
+    }
+    Ok(Recovered::Done)
+}
+
+/// The directories a commit left unfinished in `dir` would write (all of them, `dir` first
+/// among them or not), or `None` when nothing is pending there.
+pub fn pending(workspace: &Path, dir: &Path) -> Result<Option<Vec<PathBuf>>> {
+    let journal = stage_of(workspace, dir).join("journal");
+    if !journal.exists() {
+        return Ok(None);
+    }
+    let (dirs, _) = read_journal(&journal)?;
+    Ok(Some(dirs))
+}
+
+/// Applies the journal in `stage` (idempotent: a run killed while applying it is finished by
+/// applying it again), then removes it and the copies.
+fn apply(stage: &Path) -> Result<()> {
+    let journal = stage.join("journal");
+    let (dirs, ops) = read_journal(&journal)?;
+    let pause = commit_pause();
+    for (put, i, rel) in ops {
+        if let Some(pause) = pause {
+            std::thread::sleep(pause);
+        }
+        let to = dirs[i].join(&rel);
+        if put {
+            let from = stage.join(i.to_string()).join(&rel);
+            let bytes =
+                std::fs::read(&from).with_context(|| format!("cannot read {}", from.display()))?;
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+            crate::results::write_file(&to, &bytes)?;
+        } else {
+            match std::fs::remove_file(&to) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", to.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    // The journal goes first: copies without a journal are only ever cleared.
+    std::fs::remove_file(&journal)
+        .with_context(|| format!("cannot remove {}", journal.display()))?;
+    let _ = std::fs::remove_dir_all(stage);
+    Ok(())
+}
+
+/// (the real directories, every operation as (put, directory index, relative path)).
+type Journal = (Vec<PathBuf>, Vec<(bool, usize, PathBuf)>);
+
+fn read_journal(path: &Path) -> Result<Journal> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(JOURNAL_FORMAT) {
+        bail!(
+            "{} is not a journal this lab wrote; delete it (the results it was for may be \
+             half written: restore them from git or regenerate them)",
+            path.display()
+        );
+    }
+    let (mut dirs, mut ops) = (Vec::new(), Vec::new());
+    for line in lines {
+        let parts: Vec<&str> = line.splitn(3, '\t').collect();
+        match parts[..] {
+            ["dir", d] => dirs.push(PathBuf::from(d)),
+            [op @ ("put" | "del"), i, rel] => {
+                let i: usize = i
+                    .parse()
+                    .ok()
+                    .filter(|i| *i < dirs.len())
+                    .with_context(|| format!("{}: `{line}` names no directory", path.display()))?;
+                ops.push((op == "put", i, PathBuf::from(rel)));
+            }
+            _ => bail!("{}: `{line}` is not a journal line", path.display()),
+        }
+    }
+    Ok((dirs, ops))
+}
+
+/// A path as journal text (one line, no tabs).
+fn path_text(p: &Path) -> Result<&str> {
+    p.to_str()
+        .filter(|s| !s.contains(['\n', '\t']))
+        .with_context(|| format!("{}: not a path the journal can hold", p.display()))
 }
 
 /// What a command last wrote into some directories, and the digest of everything it made them
@@ -248,6 +432,42 @@ mod tests {
         );
         assert_eq!(std::fs::read(real.join("added.csv")).unwrap(), b"a");
         assert!(!real.join("gone.csv").exists());
+    }
+
+    /// A run stopped right after its commit point leaves the real directory as it was and a
+    /// journal; the next command to lock the directory, even one that only reads it, applies
+    /// it first (adding, replacing and removing files), and a second application changes
+    /// nothing.
+    #[test]
+    fn a_stopped_commit_is_finished_by_the_next_command() {
+        let ws = tempfile::tempdir().unwrap();
+        let (real, images) = (ws.path().join("results"), ws.path().join("images"));
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("totals.csv"), "old").unwrap();
+        std::fs::write(real.join("gone.csv"), "x").unwrap();
+        let s = Staging::begin(ws.path(), &[&real, &images]).unwrap();
+        let copy = s.dir(&real).to_path_buf();
+        std::fs::write(copy.join("totals.csv"), "new").unwrap();
+        std::fs::remove_file(copy.join("gone.csv")).unwrap();
+        std::fs::write(s.dir(&images).join("a.png"), "png").unwrap();
+        let (journal, changed) = s.write_journal().unwrap();
+        assert_eq!(changed, 3);
+        assert_eq!(journal, journal_of(ws.path(), &real));
+        drop(s); // killed here: nothing applied yet
+        assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"old");
+        assert!(journal.exists() && !images.exists());
+
+        let _reading = crate::lock::Lock::read(ws.path(), &real).unwrap();
+        assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"new");
+        assert!(!real.join("gone.csv").exists());
+        assert_eq!(std::fs::read(images.join("a.png")).unwrap(), b"png");
+        assert!(!journal.exists() && !journal.parent().unwrap().exists());
+        drop(_reading);
+
+        // A commit that changes nothing writes no journal.
+        let s = Staging::begin(ws.path(), &[&real, &images]).unwrap();
+        assert_eq!(s.commit().unwrap(), 0);
+        assert!(!journal.exists());
     }
 
     /// A record vouches only for its own digest and for the files exactly as they were.

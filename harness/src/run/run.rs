@@ -333,4 +333,49 @@ mod tests {
             .to_string();
         assert!(err.ends_with("got success with reply 0x0102"), "{err}");
     }
+
+    /// Every expectation can fail: a reply other than the one expected (a `None` expected and
+    /// a `Some` given), a message to a user expected and not sent, or sent and not expected.
+    #[test]
+    fn each_wrong_expectation_fails() {
+        let outcome = Outcome {
+            reply: vec![1, 7],
+            sent: Some(vec![Sent {
+                destination: [0; 32],
+                payload: vec![9],
+            }]),
+            failed: false,
+            cost: 1,
+            pages: None,
+            ops: Vec::new(),
+        };
+        assert!(check(&scenario(), 1, &Expect::Reply(vec![0]), &outcome).is_err());
+        assert!(check(&scenario(), 1, &Expect::Reply(vec![1, 7]), &outcome).is_ok());
+        let to_user = Sent {
+            destination: gstd::ActorId::from(42u64).into_bytes(),
+            payload: vec![5],
+        };
+        let step = |sent: Option<Vec<Sent>>| Step {
+            from: 42,
+            payload: Vec::new(),
+            expect: Expect::Success,
+            sent,
+        };
+        let event = outcome.sent.clone().unwrap();
+        let with_user = [event.clone(), vec![to_user.clone()]].concat();
+        assert!(check_sent(&scenario(), 1, &step(Some(event.clone())), &outcome).is_ok());
+        let err = check_sent(&scenario(), 1, &step(Some(with_user.clone())), &outcome)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("to 0x{}: 0x05", hex(&to_user.destination))),
+            "{err}"
+        );
+        let sent_more = Outcome {
+            sent: Some(with_user),
+            ..outcome.clone()
+        };
+        assert!(check_sent(&scenario(), 1, &step(Some(event)), &sent_more).is_err());
+        assert!(check_sent(&scenario(), 1, &step(None), &sent_more).is_ok());
+    }
 }

@@ -159,6 +159,7 @@ fn the_gate_fails_on_a_worsened_variant_and_passes_otherwise() {
         })
         .collect();
     std::fs::write(dir.join("layouts.csv"), layouts.join("\n") + "\n").unwrap();
+    crate::integrity::reseal(base.path());
 
     let base_arg = base.path().to_str().unwrap();
     let current = results.to_str().unwrap();
@@ -171,7 +172,8 @@ fn the_gate_fails_on_a_worsened_variant_and_passes_otherwise() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        stdout.contains("| gtest | nft-stress | no-buffer | gas |") && stdout.contains("REGRESSED"),
+        stdout.contains("| gtest | nft-stress | no-buffer | linker's | gas |")
+            && stdout.contains("REGRESSED"),
         "{stdout}"
     );
     assert!(stderr.contains("just bless"), "{stderr}");
@@ -226,8 +228,8 @@ fn the_gate_fails_on_a_really_worsened_build() {
     let stdout = String::from_utf8_lossy(&check.stdout);
     assert!(!check.status.success(), "{stdout}");
     for row in [
-        "| wasmtime | nft | static-buffer | fuel |",
-        "| gtest | nft | static-buffer | gas |",
+        "| wasmtime | nft | static-buffer | linker's | fuel |",
+        "| gtest | nft | static-buffer | linker's | gas |",
     ] {
         assert!(stdout.contains(row), "{row} missing from:\n{stdout}");
     }
@@ -282,6 +284,46 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
             .unwrap_or_else(|| panic!("no polls row in {backend}'s\n{totals}"));
         // 125 calls and `init`.
         assert!(row.contains(",126,"), "{row}");
+    }
+
+    // Every expectation can fail, on the built program: `None` expected where the call
+    // returns `Some`, and a message to a user expected where the call sends only its event.
+    let open = r#"{"call": "Polls/Open", "args": ["Q?", ["a", "b"]], "returns": 0}"#;
+    for (wrong, expect) in [
+        (
+            r#"{"call": "Polls/Tally", "args": [0], "returns": null}"#,
+            "message 2",
+        ),
+        (
+            r#"{"from": 5, "call": "Polls/Vote", "args": [0, 1], "returns": 1, "sends": [{"event": {"Voted": {"id": 0, "voter": 5, "option": 1}}}, {"to": 5, "payload": "0x01"}]}"#,
+            "expected it to send",
+        ),
+    ] {
+        let file = out.path().join("wrong.json");
+        std::fs::write(
+            &file,
+            format!(
+                r#"{{"idl": {:?}, "init": {{"constructor": "New", "args": []}}, "messages": [{open}, {wrong}]}}"#,
+                program.join("polls.idl")
+            ),
+        )
+        .unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let (ok, err) = lab(&[
+            "measure",
+            "--quiet",
+            "--program",
+            program.to_str().unwrap(),
+            "--scenario",
+            file.to_str().unwrap(),
+            "--variants",
+            "shipping",
+            "--backends",
+            "wasmtime",
+            "--out",
+            scratch.path().to_str().unwrap(),
+        ]);
+        assert!(!ok && err.contains(expect), "{wrong}: {err}");
     }
     for (file, bytes) in files.iter().zip(&before) {
         assert_eq!(

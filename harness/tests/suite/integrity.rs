@@ -36,6 +36,33 @@ fn tree_hash(dir: &Path) -> String {
     format!("{:x}", h.finalize())
 }
 
+/// Records the files in `dir` as they now are in its `metadata.json`, as a lab that wrote
+/// them so would: the damage below then reaches the completeness checks behind the hashes
+/// (which a stray edit meets first: `stray_edits_are_named`).
+pub fn reseal(dir: &Path) {
+    let path = dir.join("metadata.json");
+    let Ok(text) = std::fs::read(&path) else {
+        return;
+    };
+    let mut meta: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    let (mut all, mut each) = (Sha256::new(), serde_json::Map::new());
+    for rel in files(dir) {
+        if !rel.extension().is_some_and(|e| e == "csv" || e == "zst") {
+            continue;
+        }
+        let bytes = std::fs::read(dir.join(&rel)).unwrap();
+        all.update(rel.to_string_lossy().as_bytes());
+        all.update(&bytes);
+        each.insert(
+            rel.to_string_lossy().into_owned(),
+            format!("{:x}", Sha256::digest(&bytes)).into(),
+        );
+    }
+    meta["results_sha256"] = format!("{:x}", all.finalize()).into();
+    meta["files"] = each.into();
+    std::fs::write(&path, serde_json::to_vec_pretty(&meta).unwrap()).unwrap();
+}
+
 /// Removes the lines of `file` (under `dir`) for which `drop` holds; returns how many.
 fn drop_lines(dir: &Path, file: &str, mut drop: impl FnMut(usize, &str) -> bool) -> usize {
     let path = dir.join(file);
@@ -54,6 +81,7 @@ fn drop_lines(dir: &Path, file: &str, mut drop: impl FnMut(usize, &str) -> bool)
 fn report_refuses(damage: impl Fn(&Path), expect: &[&str]) {
     let copy = copy_of_results();
     damage(copy.path());
+    reseal(copy.path());
     let (before, committed) = (tree_hash(copy.path()), tree_hash(&results()));
     let (ok, err) = lab(&["report", "--results", copy.path().to_str().unwrap()]);
     assert!(!ok, "report passed on a damaged copy");
@@ -72,6 +100,7 @@ fn report_refuses(damage: impl Fn(&Path), expect: &[&str]) {
 fn check_refuses(damage: impl Fn(&Path), as_baseline: bool, expect: &[&str]) {
     let copy = copy_of_results();
     damage(copy.path());
+    reseal(copy.path());
     let before = tree_hash(copy.path());
     let (c, r) = (copy.path().to_str().unwrap(), results());
     let r = r.to_str().unwrap();
@@ -121,7 +150,7 @@ fn report_refuses_missing_files_and_rows() {
         &[
             "is incomplete",
             "gtest/nft/shipping: 0 rows in totals.csv",
-            "just compare",
+            "lab measure --out",
         ],
     );
     report_refuses(
@@ -130,7 +159,7 @@ fn report_refuses_missing_files_and_rows() {
     );
     report_refuses(
         |d| std::fs::remove_file(d.join("measured.csv")).unwrap(),
-        &["measured.csv is missing", "just compare"],
+        &["measured.csv is missing", "lab measure --out"],
     );
     report_refuses(
         |d| std::fs::remove_file(d.join("traces/nft-lab.csv.zst")).unwrap(),
@@ -253,6 +282,7 @@ fn the_gate_refuses_an_incomplete_baseline_or_run() {
 fn measure_refuses(args: &[&str], damage: impl Fn(&Path), expect: &[&str]) {
     let copy = copy_of_results();
     damage(copy.path());
+    reseal(copy.path());
     let (before, committed) = (tree_hash(copy.path()), tree_hash(&results()));
     let mut all = vec!["measure", "--quiet", "--out", copy.path().to_str().unwrap()];
     all.extend(args);
@@ -327,7 +357,7 @@ fn measure_refuses_results_it_cannot_add_to() {
     measure_refuses(
         &one,
         |d| assert_eq!(drop_lines(d, "gtest/totals.csv", |i, _| i <= 3), 3),
-        &["must be whole first", "is incomplete", "just compare"],
+        &["must be whole first", "is incomplete", "lab measure --out"],
     );
 }
 
@@ -462,4 +492,107 @@ fn sections(module: &[u8]) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         }
     }
     (data.expect("a data section"), code.expect("a code section"))
+}
+
+/// A results file edited, deleted or added since the lab wrote it (the hashes in
+/// `metadata.json`) is named by every command that reads verdicts from it, with the fix, and
+/// nothing is written. The first edit is the one that went unnoticed before: a total of the
+/// sweep away from the linker's layout, which moves a verdict while every total stays right.
+#[test]
+fn stray_edits_are_named() {
+    let halve_a_layout = |d: &Path| {
+        let p = d.join("gtest/layouts.csv");
+        let text = std::fs::read_to_string(&p).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("gtest,nft,lab,gas,17408,"))
+            .unwrap()
+            .to_owned();
+        let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();
+        cells[6] = (cells[6].parse::<u64>().unwrap() / 2).to_string();
+        std::fs::write(&p, text.replace(&line, &cells.join(","))).unwrap();
+    };
+    let edited = "gtest/layouts.csv: changed since the lab wrote it";
+    let untracked = "git does not track";
+    for as_baseline in [true, false] {
+        let copy = copy_of_results();
+        halve_a_layout(copy.path());
+        let before = tree_hash(copy.path());
+        let (c, r) = (copy.path().to_str().unwrap(), results());
+        let r = r.to_str().unwrap();
+        let (baseline, current) = if as_baseline { (c, r) } else { (r, c) };
+        let (ok, err) = lab(&["check", "--baseline", baseline, "--current", current]);
+        assert!(
+            !ok && err.contains(edited) && err.contains(untracked),
+            "{err}"
+        );
+        let (ok, err) = lab(&["verdict", "lab,shipping", "--results", c]);
+        assert!(!ok && err.contains(edited), "{err}");
+        assert_eq!(tree_hash(copy.path()), before);
+    }
+    type Damage = Box<dyn Fn(&Path)>;
+    let mut damages: Vec<(Damage, &str)> = vec![
+        (Box::new(halve_a_layout), edited),
+        (
+            Box::new(|d: &Path| std::fs::remove_file(d.join("artifacts.csv")).unwrap()),
+            "artifacts.csv: deleted",
+        ),
+        (
+            Box::new(|d: &Path| std::fs::remove_file(d.join("code-size.csv")).unwrap()),
+            "code-size.csv: deleted",
+        ),
+        (
+            Box::new(|d: &Path| std::fs::write(d.join("gtest/extra.csv"), "a\n1\n").unwrap()),
+            "gtest/extra.csv: not written by the lab",
+        ),
+    ];
+    damages.push((
+        Box::new(|d: &Path| std::fs::remove_file(d.join("metadata.json")).unwrap()),
+        "metadata.json is missing: it records every results file's SHA-256",
+    ));
+    for (damage, expect) in damages {
+        let copy = copy_of_results();
+        damage(copy.path());
+        let before = tree_hash(copy.path());
+        let (ok, err) = lab(&["report", "--results", copy.path().to_str().unwrap()]);
+        assert!(
+            !ok && err.contains(expect) && err.contains(untracked),
+            "{err}"
+        );
+        assert_eq!(
+            tree_hash(copy.path()),
+            before,
+            "the failed report wrote files"
+        );
+    }
+}
+
+/// The tolerance is a finite percentage, 0 or more: `NaN` compared false with every rise and
+/// let them all pass.
+#[test]
+fn a_tolerance_that_is_not_a_percentage_is_refused() {
+    for bad in ["NaN", "inf", "-1", "x"] {
+        let (ok, err) = lab(&["check", &format!("--tolerance-pct={bad}")]);
+        assert!(!ok && err.contains("--tolerance-pct"), "{bad}: {err}");
+        assert!(
+            err.contains("is not a tolerance") || err.contains("give a percentage"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+/// Where the lab says how to get a file back, the path is one git can restore.
+#[test]
+fn restore_hints_give_a_real_path() {
+    let hint = galloc_lab::results::restore_hint(&results().join("gtest/totals.csv"));
+    let path = hint
+        .split('`')
+        .nth(1)
+        .and_then(|c| c.strip_prefix("git checkout -- "))
+        .unwrap_or_else(|| panic!("{hint}"));
+    // The tests run in harness/: relative to it.
+    assert_eq!(path, "../results/gtest/totals.csv", "{hint}");
+    let copy = copy_of_results();
+    let hint = galloc_lab::results::restore_hint(copy.path());
+    assert!(hint.starts_with("git does not track"), "{hint}");
 }

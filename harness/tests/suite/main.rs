@@ -12,4 +12,5 @@ mod probe;
 mod relink;
 mod report;
 mod scenarios;
+mod survival;
 mod wasmtime;
