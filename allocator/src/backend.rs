@@ -33,7 +33,7 @@ pub trait Backend: dlmalloc::Allocator {
 /// A region is returned only in whole pages: what dlmalloc gives back is freed from the first
 /// page boundary at or after its start. Gear's next allocator frees from the page *holding* the
 /// start instead, which on a trim by a sub-page granularity frees a page dlmalloc still uses
-/// (`tests/gear_next.rs` shows it; README, "Gear's next allocator").
+/// (`tests/suite/gear_next.rs` shows it; README, "Gear's next allocator").
 pub struct PageBackend<S, const G: usize = PAGE_SIZE> {
     source: S,
     /// Whether the heap-base tail has been handed out.

@@ -169,7 +169,7 @@ impl Front for Runs {
 
     // `keep` empty runs stay (a class that empties and refills every message would otherwise
     // take and give back a block each time); any other goes back, so runs do not pin the
-    // heap's pages (`tests/long_run.rs`: nothing live, every page back after a trim).
+    // heap's pages (`tests/suite/long_run.rs`: nothing live, every page back after a trim).
     #[inline(always)]
     fn surplus(&mut self, keep: u32) -> Option<NonNull<u8>> {
         if self.idle.count_ones() <= keep {

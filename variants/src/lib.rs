@@ -143,7 +143,7 @@ pub const VARIANTS: &[Variant] = &[
                   dlmalloc at granularity 16 KiB over whole Gear pages, release checks off, \
                   `trim(0)` at the end of every message (a trim frees whole pages only).",
         fails: Some(KnownFailure {
-            test: "allocator/tests/long_run.rs \
+            test: "allocator/tests/suite/long_run.rs \
                    (long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages)",
             failure: "refuses large requests it could serve, with most of Gear's memory free: \
                       its per-message trims strand the rest of a page",
@@ -301,7 +301,7 @@ mod tests {
         assert!(never_recommended("bump").unwrap().starts_with("the floor"));
         let why = never_recommended("gear-next").unwrap();
         assert!(
-            why.starts_with("fails allocator/tests/long_run.rs"),
+            why.starts_with("fails allocator/tests/suite/long_run.rs"),
             "{why}"
         );
         assert_eq!(never_recommended("lab"), None);

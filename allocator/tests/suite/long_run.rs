@@ -12,9 +12,7 @@
 //! `GALLOC_LONG_RUN_SEED` override the defaults (5,000,000 ops, seed 15; 20,000 for the
 //! never-freeing `bump`, whose memory only grows).
 
-mod common;
-
-use common::{drive, env_or, message_ops, with_random_align, Mix};
+use crate::common::{drive, env_or, message_ops, with_random_align, Mix};
 use galloc::source::{HostConfig, PAGE_SIZE};
 use galloc::variant::{HostAlloc, ID, RETURNS_PAGES, REUSES};
 use rand::rngs::SmallRng;
@@ -64,7 +62,7 @@ fn strands_pages(id: &str) -> bool {
     galloc_variants::find(id)
         .ok()
         .and_then(|v| v.fails)
-        .is_some_and(|f| f.test.starts_with("allocator/tests/long_run.rs"))
+        .is_some_and(|f| f.test.starts_with("allocator/tests/suite/long_run.rs"))
 }
 
 /// The load: mostly the small objects contracts make (1–128 B), some buffers up to 4 KiB, and

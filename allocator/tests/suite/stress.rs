@@ -7,9 +7,7 @@
 //! override the defaults (1,000,000 ops, seed 2023; 20,000 ops for the never-freeing `bump`,
 //! whose memory only grows).
 
-mod common;
-
-use common::{drive, env_or, message_ops, with_random_align, Mix};
+use crate::common::{drive, env_or, message_ops, with_random_align, Mix};
 use galloc::source::HostConfig;
 use galloc::variant::{HostAlloc, ID, REUSES};
 use rand::rngs::SmallRng;
