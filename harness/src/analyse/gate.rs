@@ -65,22 +65,13 @@ pub fn compare_layouts(
     current: &[LayoutRow],
     tolerance_pct: f64,
 ) -> Vec<Moved> {
-    let key = |r: &LayoutRow| {
-        (
-            r.backend.clone(),
-            r.case.clone(),
-            r.variant.clone(),
-            r.unit.clone(),
-            r.offset,
-        )
-    };
     let base: std::collections::BTreeMap<_, u64> =
-        baseline.iter().map(|r| (key(r), r.total)).collect();
+        baseline.iter().map(|r| (layout_key(r), r.total)).collect();
     current
         .iter()
         .filter(|c| c.offset != 0)
         .filter_map(|c| {
-            let &b = base.get(&key(c))?;
+            let &b = base.get(&layout_key(c))?;
             (b != c.total).then(|| Moved {
                 backend: c.backend.clone(),
                 case: c.case.clone(),
@@ -97,20 +88,16 @@ pub fn compare_layouts(
 
 /// How many rows of the sweep [`compare_layouts`] judges.
 pub fn layout_rows(baseline: &[LayoutRow], current: &[LayoutRow]) -> usize {
-    let key = |r: &LayoutRow| {
-        (
-            r.backend.clone(),
-            r.case.clone(),
-            r.variant.clone(),
-            r.unit.clone(),
-            r.offset,
-        )
-    };
-    let base: BTreeSet<_> = baseline.iter().map(key).collect();
+    let base: BTreeSet<_> = baseline.iter().map(layout_key).collect();
     current
         .iter()
-        .filter(|c| c.offset != 0 && base.contains(&key(c)))
+        .filter(|c| c.offset != 0 && base.contains(&layout_key(c)))
         .count()
+}
+
+/// A row of the sweep's place: backend, case, variant, unit and heap layout.
+fn layout_key(r: &LayoutRow) -> (&str, &str, &str, &str, u32) {
+    (&r.backend, &r.case, &r.variant, &r.unit, r.offset)
 }
 
 /// Rows one set has and the other lacks, one line each: a current row with no baseline (a new

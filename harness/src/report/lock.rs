@@ -146,9 +146,18 @@ fn file_of(root: &Path, dir: &Path) -> PathBuf {
         .join(format!("{}.lock", &key(dir)[..16]))
 }
 
-/// A name for `dir` (absolute) that fits in one path component.
+/// A name for `dir` that fits in one path component, the same however the directory is
+/// reached (`results`, `harness/../results`, a symbolic link): its canonical path, or, for a
+/// directory not made yet, its parent's canonical path and its name.
 pub(crate) fn key(dir: &Path) -> String {
-    crate::build::hex(&Sha256::digest(dir.to_string_lossy().as_bytes()))
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| {
+        let parent = dir.parent().and_then(|p| std::fs::canonicalize(p).ok());
+        match (parent, dir.file_name()) {
+            (Some(p), Some(name)) => p.join(name),
+            _ => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        }
+    });
+    crate::build::hex(&Sha256::digest(canonical.to_string_lossy().as_bytes()))
 }
 
 #[cfg(test)]
@@ -179,5 +188,19 @@ mod tests {
         ));
         drop((r1, r2));
         other.try_lock().unwrap();
+    }
+
+    /// One directory, one lock, however its path is written.
+    #[test]
+    fn a_directory_has_one_key_however_it_is_reached() {
+        let ws = tempfile::tempdir().unwrap();
+        let dir = ws.path().join("results");
+        let before = key(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(key(&dir), before, "a directory not made yet keeps its key");
+        assert_eq!(key(&dir), key(&ws.path().join("results/../results")));
+        std::os::unix::fs::symlink(&dir, ws.path().join("link")).unwrap();
+        assert_eq!(key(&dir), key(&ws.path().join("link")));
+        assert_ne!(key(&dir), key(&ws.path().join("other")));
     }
 }

@@ -31,6 +31,31 @@ pub fn lab_printing(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `lab measure --quiet --program PROGRAM --scenario SCENARIO --variants VARIANTS --backends
+/// BACKENDS --out OUT`: whether it succeeded, and its standard error.
+fn measure_program(
+    program: &std::path::Path,
+    scenario: &std::path::Path,
+    variants: &str,
+    backends: &str,
+    out: &std::path::Path,
+) -> (bool, String) {
+    lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        program.to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--variants",
+        variants,
+        "--backends",
+        backends,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn unknown_variant_case_and_backend_are_named() {
     let (ok, err) = lab(&["measure", "--variants", "no-buffer,tiny"]);
@@ -261,20 +286,13 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
         .map(|f| std::fs::read(program.join(f)).unwrap())
         .collect();
     let out = tempfile::tempdir().unwrap();
-    let (ok, err) = lab(&[
-        "measure",
-        "--quiet",
-        "--program",
-        program.to_str().unwrap(),
-        "--scenario",
-        program.join("polls.json").to_str().unwrap(),
-        "--variants",
+    let (ok, err) = measure_program(
+        &program,
+        &program.join("polls.json"),
         "shipping",
-        "--backends",
         "wasmtime,gtest",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+        out.path(),
+    );
     assert!(ok, "{err}");
     for backend in ["wasmtime", "gtest"] {
         let totals = std::fs::read_to_string(out.path().join(backend).join("totals.csv")).unwrap();
@@ -309,20 +327,7 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
         )
         .unwrap();
         let scratch = tempfile::tempdir().unwrap();
-        let (ok, err) = lab(&[
-            "measure",
-            "--quiet",
-            "--program",
-            program.to_str().unwrap(),
-            "--scenario",
-            file.to_str().unwrap(),
-            "--variants",
-            "shipping",
-            "--backends",
-            "wasmtime",
-            "--out",
-            scratch.path().to_str().unwrap(),
-        ]);
+        let (ok, err) = measure_program(&program, &file, "shipping", "wasmtime", scratch.path());
         assert!(!ok && err.contains(expect), "{wrong}: {err}");
     }
     for (file, bytes) in files.iter().zip(&before) {
@@ -345,20 +350,7 @@ fn an_outside_program_is_built_per_variant_and_measured() {
     let scenario = program.join("guestbook.json");
     let lock = std::fs::read(program.join("Cargo.lock")).expect("the example's Cargo.lock");
     let out = tempfile::tempdir().unwrap();
-    let (ok, err) = lab(&[
-        "measure",
-        "--quiet",
-        "--program",
-        program.to_str().unwrap(),
-        "--scenario",
-        scenario.to_str().unwrap(),
-        "--variants",
-        "no-buffer",
-        "--backends",
-        "wasmtime",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+    let (ok, err) = measure_program(&program, &scenario, "no-buffer", "wasmtime", out.path());
     assert!(ok, "{err}");
     let totals = std::fs::read_to_string(out.path().join("wasmtime/totals.csv")).unwrap();
     let row = totals
@@ -394,20 +386,13 @@ fn an_outside_program_is_built_per_variant_and_measured() {
             .unwrap();
     }
     let empty = tempfile::tempdir().unwrap();
-    let (ok, err) = lab(&[
-        "measure",
-        "--quiet",
-        "--program",
-        impostor.path().to_str().unwrap(),
-        "--scenario",
-        scenario.to_str().unwrap(),
-        "--variants",
+    let (ok, err) = measure_program(
+        impostor.path(),
+        &scenario,
         "no-buffer",
-        "--backends",
         "wasmtime",
-        "--out",
-        empty.path().to_str().unwrap(),
-    ]);
+        empty.path(),
+    );
     // Its own cargo target directory (~220 MB of host tools) is of no use after the test.
     let key = galloc_lab::external::Program::at(impostor.path())
         .unwrap()

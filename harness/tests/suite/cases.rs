@@ -1,0 +1,85 @@
+//! Every default case passes on every variant on both embedded backends: each reply is the
+//! one the host model expects, and the wasmtime meter's replies are byte-identical to gtest's,
+//! message by message. (Plain builds; `lab measure` runs the probe and twin builds
+//! through the same checks.)
+
+use galloc_lab::backend::BackendKind;
+use galloc_lab::build::{build, BuildRequest};
+use galloc_lab::run::{run_case, CaseRun, ProbeReads};
+use galloc_lab::scenario::select;
+use galloc_lab::workspace::Workspace;
+use galloc_variants::VARIANTS;
+use std::time::Instant;
+
+/// One test per default case (each on every variant), so that libtest spreads them over its
+/// threads among the others: as one test they were ~7 min of a clean CI run, its last ~6 min
+/// alone on one thread.
+macro_rules! every_variant {
+    ($($test:ident: $case:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                passes_on_every_variant($case);
+            }
+        )*
+        /// The tests above are exactly the default cases.
+        #[test]
+        fn every_default_case_has_its_test() {
+            let ids: Vec<&str> = select("default").unwrap().iter().map(|c| c.id).collect();
+            assert_eq!(ids, [$($case),*]);
+        }
+    };
+}
+
+every_variant! {
+    nft: "nft",
+    nft_stress: "nft-stress",
+    ft_stress: "ft-stress",
+    vft_stress: "vft-stress",
+    vnft_stress: "vnft-stress",
+    synthetic_small_objects: "synthetic-small-objects",
+    synthetic_growing_vec: "synthetic-growing-vec",
+    synthetic_map: "synthetic-map",
+    synthetic_strings: "synthetic-strings",
+}
+
+fn passes_on_every_variant(id: &str) {
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let case = select(id).unwrap()[0];
+    let scenario = (case.make)();
+    for variant in VARIANTS {
+        let req = BuildRequest::deployed(scenario.package, variant);
+        let code = build(&ws, req).unwrap().bytes;
+        let mut runs: Vec<CaseRun> = Vec::new();
+        for backend in BackendKind::EMBEDDED {
+            let started = Instant::now();
+            let mut b = backend.create().unwrap();
+            let run = run_case(b.as_mut(), &code, &scenario, ProbeReads::Never, || {})
+                .unwrap_or_else(|e| {
+                    panic!("{} on {} ({}): {e:#}", case.id, variant.id, backend.name())
+                });
+            assert_eq!(run.messages.len(), scenario.steps.len() + 1);
+            eprintln!(
+                "{} on {} ({}): {} messages, {} {}, {:.1}s",
+                case.id,
+                variant.id,
+                backend.name(),
+                run.messages.len(),
+                run.total_cost(),
+                b.unit().name(),
+                started.elapsed().as_secs_f64()
+            );
+            runs.push(run);
+        }
+        let [fuel, gas] = &runs[..] else {
+            unreachable!()
+        };
+        for (f, g) in fuel.messages.iter().zip(&gas.messages) {
+            assert_eq!(
+                f.reply, g.reply,
+                "{} on {}: message {} replies differ",
+                case.id, variant.id, f.index
+            );
+        }
+    }
+}
