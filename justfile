@@ -28,6 +28,10 @@ compare variants="all" cases="default" backends="all": (sizes variants) (measure
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
+# Measure the corpus (eight programs written as Gear authors write them, six on Sails: README, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/). Runs whose builds did not change are reused from target/lab/cache.
+corpus variants="all" backends="wasmtime,gtest": setup
+    cargo run --locked -p galloc-lab --bin lab -- measure --cases corpus --variants {{variants}} --backends {{backends}} --out results/corpus
+
 # Measure another gstd program (its crate directory) with a scenario file, built once per variant without editing the crate; writes target/lab/programs/<scenario name>/ (README.md, CSVs, charts). Example: `just program contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
 program crate scenario variants="all" backends="wasmtime,gtest": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --program {{crate}} --scenario {{scenario}} --variants {{variants}} --backends {{backends}}

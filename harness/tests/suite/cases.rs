@@ -1,14 +1,15 @@
-//! Every default case passes on every variant on both embedded backends: each reply is the
-//! one the host model expects, and the wasmtime meter's replies are byte-identical to gtest's,
-//! message by message. (Plain builds; `lab measure` runs the probe and twin builds
-//! through the same checks.)
+//! Every default case passes on every variant, and every corpus program's scenario on
+//! shipping, on both embedded backends: each reply is the one the host model expects, and the
+//! wasmtime meter's replies are byte-identical to gtest's, message by message. (Plain builds;
+//! `lab measure` runs the probe and twin builds through the same checks; `just corpus` runs
+//! the corpus on every variant.)
 
 use galloc_lab::backend::BackendKind;
 use galloc_lab::build::{build, BuildRequest};
 use galloc_lab::run::{run_case, CaseRun, ProbeReads};
 use galloc_lab::scenario::select;
 use galloc_lab::workspace::Workspace;
-use galloc_variants::VARIANTS;
+use galloc_variants::{Variant, VARIANTS};
 use std::time::Instant;
 
 /// One test per default case (each on every variant), so that libtest spreads them over its
@@ -43,11 +44,46 @@ every_variant! {
     synthetic_strings: "synthetic-strings",
 }
 
+/// One test per corpus program, on shipping only: CI runs each scenario once (the whole
+/// corpus on every variant is `just corpus`, 14 times the builds).
+macro_rules! on_shipping {
+    ($($test:ident: $case:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                let shipping = galloc_variants::find(galloc_variants::REFERENCE).unwrap();
+                passes_on($case, std::slice::from_ref(shipping));
+            }
+        )*
+        /// The tests above are exactly the corpus.
+        #[test]
+        fn every_corpus_program_has_its_test() {
+            let ids: Vec<&str> = select("corpus").unwrap().iter().map(|c| c.id).collect();
+            assert_eq!(ids, [$($case),*]);
+        }
+    };
+}
+
+on_shipping! {
+    corpus_dex: "dex",
+    corpus_market: "market",
+    corpus_dao: "dao",
+    corpus_game: "game",
+    corpus_vesting: "vesting",
+    corpus_lottery: "lottery",
+    corpus_staking: "staking",
+    corpus_profiles: "profiles",
+}
+
 fn passes_on_every_variant(id: &str) {
+    passes_on(id, VARIANTS);
+}
+
+fn passes_on(id: &str, variants: &'static [Variant]) {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let case = select(id).unwrap()[0];
     let scenario = (case.make)();
-    for variant in VARIANTS {
+    for variant in variants {
         let req = BuildRequest::deployed(scenario.package, variant);
         let code = build(&ws, req).unwrap().bytes;
         let mut runs: Vec<CaseRun> = Vec::new();

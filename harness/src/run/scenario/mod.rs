@@ -7,6 +7,7 @@
 //! state or replies cannot pass silently. The rules themselves are checked against
 //! hand-written expectations in `harness/tests/suite/contracts.rs`.
 
+pub mod corpus;
 mod ft;
 pub mod idl;
 mod nft;
@@ -100,6 +101,10 @@ pub struct Case {
     pub summary: &'static str,
     /// Run unless asked otherwise (long cases are on demand).
     pub default: bool,
+    /// One of the corpus (`corpus::`): programs written as Gear authors write them, run by
+    /// `just corpus` (`--cases corpus`) rather than by default, and judged with the default
+    /// cases for the ship verdict.
+    pub corpus: bool,
     /// Held out from allocator design: the lab's design ([`galloc_variants::DESIGN`]) is
     /// shaped on the other default cases and only confirmed on these. Decided before the
     /// design was measured against them (README, "Variants"); a case added later starts
@@ -131,6 +136,7 @@ pub const CASES: &[Case] = &[
         summary: "NFT init, mint, burn: the 2023 study's NFT case",
         default: true,
         held_out: true,
+        corpus: false,
         make: nft::basic,
         second: Some(Workload {
             id: "nft-history",
@@ -143,6 +149,7 @@ pub const CASES: &[Case] = &[
         summary: "NFT: 300 mints, transfers, approvals and burns by 50 users",
         default: true,
         held_out: false,
+        corpus: false,
         make: nft::stress,
         second: Some(Workload {
             id: "nft-growing",
@@ -155,6 +162,7 @@ pub const CASES: &[Case] = &[
         summary: "FT: the 2023 study's stress case (users 918-1339)",
         default: true,
         held_out: true,
+        corpus: false,
         make: ft::stress,
         second: Some(Workload {
             id: "ft-wide",
@@ -168,6 +176,7 @@ pub const CASES: &[Case] = &[
         summary: "Sails VFT: the FT stress case's steps on the lab's Sails token, with events",
         default: true,
         held_out: false,
+        corpus: false,
         make: vft::stress,
         second: Some(Workload {
             id: "vft-wide",
@@ -180,6 +189,7 @@ pub const CASES: &[Case] = &[
         summary: "Sails VNFT: 300 mints, then transfers, approvals, burns, queries, refusals",
         default: true,
         held_out: true,
+        corpus: false,
         make: vnft::stress,
         second: Some(Workload {
             id: "vnft-growing",
@@ -193,6 +203,7 @@ pub const CASES: &[Case] = &[
             "Synthetic: 150 small short-lived blocks per message (replay program, not a contract)",
         default: true,
         held_out: true,
+        corpus: false,
         make: synthetic::small_objects,
         second: Some(Workload {
             id: "small-objects-larger",
@@ -205,6 +216,7 @@ pub const CASES: &[Case] = &[
         summary: "Synthetic: one Vec<u64> growing by doubling to 320 KiB over 40 messages",
         default: true,
         held_out: true,
+        corpus: false,
         make: synthetic::growing_vec,
         second: Some(Workload {
             id: "growing-vec-wide",
@@ -217,6 +229,7 @@ pub const CASES: &[Case] = &[
         summary: "Synthetic: BTreeMap<u64, u128> nodes growing over 150 messages, some freed",
         default: true,
         held_out: false,
+        corpus: false,
         make: synthetic::map,
         second: Some(Workload {
             id: "map-churn",
@@ -229,6 +242,7 @@ pub const CASES: &[Case] = &[
         summary: "Synthetic: strings of 1-120 B made, grown, mostly dropped, some kept",
         default: true,
         held_out: false,
+        corpus: false,
         make: synthetic::strings,
         second: Some(Workload {
             id: "strings-long",
@@ -237,10 +251,115 @@ pub const CASES: &[Case] = &[
         }),
     },
     Case {
+        id: "dex",
+        summary: "Sails DEX pair: 40 users' airdrops, 8 providers, 400 swaps, deposits, redemptions, reads",
+        default: false,
+        held_out: false,
+        corpus: true,
+        make: corpus::dex::main,
+        second: Some(Workload {
+            id: "dex-crowd",
+            summary: "120 users (120 accounts), 3 providers, 300 actions",
+            make: corpus::dex::crowd,
+        }),
+    },
+    Case {
+        id: "market",
+        summary: "Sails marketplace: 30 users list, buy, offer, accept and withdraw; 400 actions",
+        default: false,
+        held_out: false,
+        corpus: true,
+        make: corpus::market::main,
+        second: Some(Workload {
+            id: "market-busy",
+            summary: "80 users, 600 actions",
+            make: corpus::market::busy,
+        }),
+    },
+    Case {
+        id: "dao",
+        summary: "Sails DAO: 30 members of 40 accounts propose, vote and close; 400 actions",
+        default: false,
+        held_out: false,
+        corpus: true,
+        make: corpus::dao::main,
+        second: Some(Workload {
+            id: "dao-large",
+            summary: "150 accounts, 140 members, 300 actions",
+            make: corpus::dao::large,
+        }),
+    },
+    Case {
+        id: "game",
+        summary: "gstd game: 30 players walk a board, pick up and craft items, read leaderboards; 400 actions",
+        default: false,
+        held_out: false,
+        corpus: true,
+        make: corpus::game::main,
+        second: Some(Workload {
+            id: "game-crowded",
+            summary: "120 players (60 joining along the way), 500 actions",
+            make: corpus::game::crowded,
+        }),
+    },
+    Case {
+        id: "vesting",
+        summary: "Sails vesting: 60 schedules for 25 beneficiaries, then claims, grants, revocations; 350 actions",
+        default: false,
+        held_out: true,
+        corpus: true,
+        make: corpus::vesting::main,
+        second: Some(Workload {
+            id: "vesting-many",
+            summary: "100 beneficiaries, 200 schedules, 250 actions",
+            make: corpus::vesting::many,
+        }),
+    },
+    Case {
+        id: "lottery",
+        summary: "Sails lottery: 30 players buy tickets, a draw about every 25 of 400 actions",
+        default: false,
+        held_out: true,
+        corpus: true,
+        make: corpus::lottery::main,
+        second: Some(Workload {
+            id: "lottery-long-rounds",
+            summary: "90 players, a draw about every 120 actions (lists of hundreds)",
+            make: corpus::lottery::long_rounds,
+        }),
+    },
+    Case {
+        id: "staking",
+        summary: "Sails staking pool: 40 stakers stake, unstake, claim; rewards paid now and then; 400 actions",
+        default: false,
+        held_out: true,
+        corpus: true,
+        make: corpus::staking::main,
+        second: Some(Workload {
+            id: "staking-wide",
+            summary: "160 stakers, 300 actions",
+            make: corpus::staking::wide,
+        }),
+    },
+    Case {
+        id: "profiles",
+        summary: "gstd registry of handles: 40 profiles with bios, links and followers; 400 actions",
+        default: false,
+        held_out: true,
+        corpus: true,
+        make: corpus::profiles::main,
+        second: Some(Workload {
+            id: "profiles-many",
+            summary: "150 accounts, 300 actions",
+            make: corpus::profiles::many,
+        }),
+    },
+    Case {
         id: "ft-stress-full",
         summary: "FT: the stress case with users 918-13400, as the study's text says (on demand)",
         default: false,
         held_out: true,
+        corpus: false,
         make: ft::stress_full,
         second: None,
     },
@@ -255,8 +374,8 @@ pub fn held_out(case: &str) -> bool {
         .is_none_or(|c| c.held_out)
 }
 
-/// The cases named in a comma-separated list (`default` = the default cases, `all` = every
-/// case), in report order; an empty list is an error.
+/// The cases named in a comma-separated list (`default` = the default cases, `corpus` = the
+/// corpus, `all` = every case), in report order; an empty list is an error.
 pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     let wanted: Vec<&str> = list
         .split(',')
@@ -267,7 +386,7 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     if wanted.is_empty() {
         // An empty list is a mistake (an unset shell variable), not a request for the defaults.
         anyhow::bail!(
-            "no case given (an empty list); pass `default`, `all` or some of: {}",
+            "no case given (an empty list); pass `default`, `corpus`, `all` or some of: {}",
             known()
         );
     }
@@ -276,6 +395,9 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     }
     if wanted == ["all"] {
         return Ok(CASES.iter().collect());
+    }
+    if wanted == ["corpus"] {
+        return Ok(CASES.iter().filter(|c| c.corpus).collect());
     }
     for id in &wanted {
         if !CASES.iter().any(|c| c.id == *id) {
@@ -294,7 +416,7 @@ mod tests {
     #[test]
     fn every_default_case_has_a_second_workload_of_the_same_program() {
         let mut ids = std::collections::BTreeSet::new();
-        for c in CASES.iter().filter(|c| c.default) {
+        for c in CASES.iter().filter(|c| c.default || c.corpus) {
             let w = c
                 .second
                 .unwrap_or_else(|| panic!("{}: no second workload", c.id));

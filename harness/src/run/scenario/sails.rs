@@ -140,6 +140,70 @@ pub fn step<V: Encode + 'static>(
     })
 }
 
+/// The steps of a program with one service, each answered by the program's own rules run on
+/// the host: what the corpus scenarios are written with.
+pub struct Calls {
+    pub route: Route,
+    pub steps: Vec<Step>,
+}
+
+impl Calls {
+    /// Calls of service `S` at route `name` of program `P`.
+    pub fn of<P: ProgramMeta, S: ServiceMeta>(name: &str) -> Calls {
+        Calls {
+            route: Route::of::<P, S>(name).expect("the program's service"),
+            steps: Vec::new(),
+        }
+    }
+
+    fn push<V: Encode + 'static>(
+        &mut self,
+        from: UserId,
+        method: &str,
+        args: &impl Encode,
+        outcome: Result<(V, Vec<Sent>), impl Encode>,
+    ) {
+        let s = step(from, &self.route, method, args, outcome);
+        self.steps
+            .push(s.unwrap_or_else(|e| panic!("{method}: {e:#}")));
+    }
+
+    /// A change that emits one event when done, or is refused with the model's error.
+    pub fn change<V: Encode + 'static, E: SailsEvent>(
+        &mut self,
+        from: UserId,
+        method: &str,
+        args: &impl Encode,
+        outcome: Result<(V, E), impl Encode>,
+    ) {
+        let route = self.route;
+        let outcome = outcome.map(|(v, e)| (v, vec![route.event(&e)]));
+        self.push(from, method, args, outcome);
+    }
+
+    /// A call that emits nothing: a query, or a change the program does not announce.
+    pub fn quiet<V: Encode + 'static>(
+        &mut self,
+        from: UserId,
+        method: &str,
+        args: &impl Encode,
+        outcome: Result<V, impl Encode>,
+    ) {
+        self.push(from, method, args, outcome.map(|v| (v, Vec::new())));
+    }
+
+    /// A query, which always answers.
+    pub fn query<V: Encode + 'static>(
+        &mut self,
+        from: UserId,
+        method: &str,
+        args: &impl Encode,
+        value: V,
+    ) {
+        self.quiet(from, method, args, Ok::<_, ()>(value));
+    }
+}
+
 /// The `init` payload calling the program's constructor number `entry` (Sails numbers them
 /// in the alphabetical order of their names; a program with one has only 0) with `args`.
 pub fn constructor(entry: u16, args: &impl Encode) -> Vec<u8> {
