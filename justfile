@@ -28,9 +28,15 @@ compare variants="all" cases="default" backends="all": (sizes variants) (measure
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
-# Measure the corpus (eight programs written as Gear authors write them, six on Sails: README, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/). Runs whose builds did not change are reused from target/lab/cache.
+# Measure the corpus (eight programs written as Gear authors write them, six on Sails: README, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/); then re-render results/README.md, which opens with the ship verdict over the default cases and the corpus, and print it. Runs whose builds did not change are reused from target/lab/cache.
 corpus variants="all" backends="wasmtime,gtest": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --cases corpus --variants {{variants}} --backends {{backends}} --out results/corpus
+    cargo run -q --locked -p galloc-lab --bin lab -- report
+    cargo run -q --locked -p galloc-lab --bin lab -- ship
+
+# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the README's rule names (the table results/README.md opens with), from the results files, running nothing.
+ship:
+    cargo run -q --locked -p galloc-lab --bin lab -- ship
 
 # Measure another gstd program (its crate directory) with a scenario file, built once per variant without editing the crate; writes target/lab/programs/<scenario name>/ (README.md, CSVs, charts). Example: `just program contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
 program crate scenario variants="all" backends="wasmtime,gtest": setup

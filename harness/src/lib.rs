@@ -55,6 +55,10 @@ pub mod results;
 pub mod run;
 #[path = "run/scenario/mod.rs"]
 pub mod scenario;
+#[path = "analyse/ship.rs"]
+pub mod ship;
+#[path = "report/ship_table.rs"]
+pub mod ship_table;
 #[path = "report/staging.rs"]
 pub mod staging;
 #[path = "analyse/sweep.rs"]

@@ -45,6 +45,9 @@ enum Command {
     /// Two variants compared across the heap layouts, case by case (`lab verdict A,B`), from
     /// the results files, running nothing.
     Verdict(cmd::verdict::Args),
+    /// What galloc should ship: every variant over the default cases and the corpus at once,
+    /// and the variant the README's rule names, from the results files (running nothing).
+    Ship(cmd::ship::Args),
     /// Whether the default layout sweep is enough: its verdicts and medians against a dense
     /// grid's (`just sweep-check` makes the dense run first).
     SweepCheck(cmd::sweep_check::Args),
@@ -79,5 +82,6 @@ fn run() -> Result<()> {
         Command::Verdict(args) => cmd::verdict::run(&ws, args),
         Command::Pick(args) => cmd::pick::run(&ws, args),
         Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
+        Command::Ship(args) => cmd::ship::run(&ws, args),
     }
 }

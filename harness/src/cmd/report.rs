@@ -6,7 +6,7 @@ use anyhow::Result;
 use galloc_lab::report::Inputs;
 use galloc_lab::staging::Staging;
 use galloc_lab::workspace::Workspace;
-use galloc_lab::{charts, metadata, results};
+use galloc_lab::{charts, metadata, results, ship};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -133,6 +133,20 @@ fn refresh_verdicts(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The ship verdict for the committed results (`real` is `results/`, `dir` its staged copy),
+/// when the corpus has been measured into `results/corpus/` (`just corpus`): read under its
+/// lock, once its files are checked against their hashes. `None` for any other directory, or
+/// before the corpus has been measured (the report then says so).
+fn ship_verdict(ws: &Workspace, dir: &Path, real: &Path) -> Result<Option<ship::Ship>> {
+    let corpus = real.join(ship::CORPUS_DIR);
+    if real != ws.results_dir() || !corpus.join(results::MANIFEST).exists() {
+        return Ok(None);
+    }
+    let _lock = galloc_lab::lock::Lock::read(ws.root(), &corpus)?;
+    metadata::verify(&corpus)?;
+    ship::from_results(dir, &corpus).map(Some)
+}
+
 /// Writes the metadata, the charts and the report for the results in `dir` (a staged copy of
 /// `real`), the charts into `images`, and returns what they were made from. Fails, naming what
 /// is missing, on an incomplete result set (`results/` must hold every variant and case).
@@ -145,8 +159,10 @@ pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result
     } else {
         "images"
     };
+    let ship = ship_verdict(ws, dir, real)?;
     let drawn = charts::draw(&inputs, images)?;
-    results::write_file(&dir.join("README.md"), inputs.markdown(link).as_bytes())?;
+    let text = inputs.markdown(link, ship.as_ref());
+    results::write_file(&dir.join("README.md"), text.as_bytes())?;
     let images_shown = if real == ws.results_dir() {
         ws.root().join("images")
     } else {

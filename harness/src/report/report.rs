@@ -320,9 +320,10 @@ impl Inputs {
         verdicts(self)
     }
 
-    /// The whole report; charts are linked as `<images>/<file>`.
-    pub fn markdown(&self, images: &str) -> String {
-        markdown(self, images)
+    /// The whole report; charts are linked as `<images>/<file>`. With `ship` (the committed
+    /// results, when the corpus has been measured), it opens with the ship verdict.
+    pub fn markdown(&self, images: &str, ship: Option<&crate::ship::Ship>) -> String {
+        markdown(self, images, ship)
     }
 
     /// Pages the plain build of `variant` touched over `case` (first read, first written,
@@ -879,7 +880,7 @@ fn mark(v: Verdict) -> String {
     }
 }
 
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -990,7 +991,7 @@ fn op_table(out: &mut String, rows: &[&OpRow]) {
     }
 }
 
-fn markdown(inputs: &Inputs, images: &str) -> String {
+fn markdown(inputs: &Inputs, images: &str, ship: Option<&crate::ship::Ship>) -> String {
     let Inputs {
         totals,
         ops,
@@ -1016,6 +1017,9 @@ fn markdown(inputs: &Inputs, images: &str) -> String {
          and checks (filling and verifying every block), so their totals include that checking \
          work; compare their allocator columns.\n"
     );
+    if let Some(ship) = ship {
+        out.push_str(&crate::ship_table::markdown(ship));
+    }
     out.push_str(&verdicts(inputs));
     out.push_str(&design(inputs));
     let _ = writeln!(out, "\n## Summary at the linker's layout\n");

@@ -354,7 +354,9 @@ impl Written {
     }
 }
 
-/// Every file under `dir`, as paths relative to it, sorted.
+/// Every file under `dir`, as paths relative to it, sorted; not those of a result set nested
+/// in it (a directory with its own manifest, as `results/corpus/`), which its own commands
+/// write under their own lock and hashes.
 pub fn files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -364,7 +366,9 @@ pub fn files(dir: &Path) -> Result<Vec<PathBuf>> {
         {
             let path = entry?.path();
             if path.is_dir() {
-                stack.push(path);
+                if !path.join(crate::results::MANIFEST).exists() {
+                    stack.push(path);
+                }
             } else {
                 out.push(path.strip_prefix(dir).expect("under dir").to_path_buf());
             }

@@ -15,5 +15,6 @@ mod layouts;
 mod probe;
 mod relink;
 mod report;
+mod ship;
 mod survival;
 mod wasmtime;

@@ -1,0 +1,44 @@
+//! `lab ship`: what galloc should ship, judged on the default cases (`results/`) and the
+//! corpus (`results/corpus/`) together, from the results files (running nothing): the table
+//! the report opens with, and the variant the rule names.
+
+use anyhow::{Context, Result};
+use galloc_lab::workspace::Workspace;
+use galloc_lab::{ship, ship_table};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The default cases' results (default: `results/`).
+    #[arg(long)]
+    results: Option<PathBuf>,
+    /// The corpus's results (default: `corpus/` inside the results directory).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+}
+
+pub fn run(ws: &Workspace, args: Args) -> Result<()> {
+    let results = args.results.unwrap_or_else(|| ws.results_dir());
+    let corpus = args
+        .corpus
+        .unwrap_or_else(|| results.join(ship::CORPUS_DIR));
+    for dir in [&results, &corpus] {
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "{}: no such results directory; `just compare` writes results/, `just corpus` \
+                 results/corpus/",
+                dir.display()
+            );
+        }
+    }
+    let _locks = [super::checked(ws, &results)?, super::checked(ws, &corpus)?];
+    let ship = ship::from_results(&results, &corpus).with_context(|| {
+        format!(
+            "judging the variants on {} and {}",
+            results.display(),
+            corpus.display()
+        )
+    })?;
+    print!("{}", ship_table::markdown(&ship));
+    Ok(())
+}
