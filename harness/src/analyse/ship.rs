@@ -247,29 +247,16 @@ mod tests {
 
     fn layout_row(case: &str, variant: &str, offset: u32, total: u64) -> LayoutRow {
         LayoutRow {
-            backend: "gtest".into(),
             case: case.into(),
-            variant: variant.into(),
-            unit: "gas".into(),
-            offset,
-            heap_base: 0,
-            total,
-            pages_read: None,
-            pages_written: None,
+            ..crate::layout::tests::r(variant, offset, total)
         }
     }
 
     fn second_row(case: &str, variant: &str, offset: u32, total: u64) -> SecondRow {
-        SecondRow {
-            backend: "gtest".into(),
-            case: case.into(),
-            workload: format!("{case}-2"),
-            variant: variant.into(),
-            unit: "gas".into(),
-            offset,
-            heap_base: 0,
-            total,
-        }
+        SecondRow::of(
+            layout_row(case, variant, offset, total),
+            &format!("{case}-2"),
+        )
     }
 
     /// Two programs at two layouts: `talc` 5 % cheaper everywhere (both workloads) on `a`,
