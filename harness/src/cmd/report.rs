@@ -142,8 +142,7 @@ fn ship_verdict(ws: &Workspace, dir: &Path, real: &Path) -> Result<Option<ship::
     if real != ws.results_dir() || !corpus.join(results::MANIFEST).exists() {
         return Ok(None);
     }
-    let _lock = galloc_lab::lock::Lock::read(ws.root(), &corpus)?;
-    metadata::verify(&corpus)?;
+    let _lock = super::checked(ws, &corpus)?;
     ship::from_results(dir, &corpus).map(Some)
 }
 

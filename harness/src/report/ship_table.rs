@@ -38,11 +38,10 @@ pub fn markdown(ship: &Ship) -> String {
         "| variant | better | same | worse | noise | geomean of medians | worst median | \
          allocator code bytes | the rule |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
     );
-    let reference_bytes = ship_bytes(ship, REFERENCE);
     let _ = writeln!(
         out,
         "| `{REFERENCE}` | | | | | | | {} | the baseline |",
-        reference_bytes
+        ship.reference_code_bytes.map(thousands).unwrap_or_default()
     );
     for row in &ship.rows {
         let worst = row
@@ -77,13 +76,4 @@ pub fn markdown(ship: &Ship) -> String {
         }
     );
     out
-}
-
-/// The reference's code bytes, formatted (it has no row of its own in [`Ship::rows`]).
-fn ship_bytes(ship: &Ship, variant: &str) -> String {
-    ship.code_bytes
-        .get(variant)
-        .copied()
-        .map(thousands)
-        .unwrap_or_default()
 }

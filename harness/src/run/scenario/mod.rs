@@ -51,9 +51,15 @@ pub struct Step {
 impl Step {
     /// `action` sent by `from`, which must be answered with exactly `reply` and send nothing.
     fn expecting(from: UserId, action: &impl Encode, reply: &impl Encode) -> Step {
+        Step::answering(from, action.encode(), reply)
+    }
+
+    /// `payload` as it is (a malformed one, say) sent by `from`, which must be answered with
+    /// exactly `reply` and send nothing.
+    fn answering(from: UserId, payload: Vec<u8>, reply: &impl Encode) -> Step {
         Step {
             from,
-            payload: action.encode(),
+            payload,
             expect: Expect::Reply(reply.encode()),
             sent: Some(Vec::new()),
         }
@@ -63,6 +69,11 @@ impl Step {
 /// The account a scenario's user number stands for.
 fn actor(user: UserId) -> gstd::ActorId {
     gstd::ActorId::from(user)
+}
+
+/// The user number among `1..=users` that `account` stands for ([`actor`]'s inverse).
+fn user_of(account: gstd::ActorId, users: UserId) -> Option<UserId> {
+    (1..=users).find(|u| actor(*u) == account)
 }
 
 /// One case: a contract and the messages sent to it.

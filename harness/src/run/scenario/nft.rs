@@ -54,8 +54,7 @@ impl Script {
     }
 
     fn user_of(&self, token_id: TokenId) -> Option<UserId> {
-        let owner = self.model.owner_of(token_id)?;
-        (1..=self.users).find(|u| actor(*u) == owner)
+        super::user_of(self.model.owner_of(token_id)?, self.users)
     }
 
     fn finish(self, case: &'static str) -> Scenario {

@@ -105,8 +105,7 @@ impl Script {
     }
 
     fn user_of(&self, token: U256) -> Option<UserId> {
-        let owner = self.model.owner_of(token);
-        (1..=self.users).find(|u| actor(*u) == owner)
+        super::user_of(self.model.owner_of(token), self.users)
     }
 }
 

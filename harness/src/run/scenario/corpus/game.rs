@@ -4,11 +4,10 @@
 //! twice, a move of two cells, crafting without three items, acting before joining, and a
 //! payload that is not a message at all.
 
-use super::super::{actor, Expect, Scenario, Step};
+use super::super::{actor, Scenario, Step};
 use crate::backend::UserId;
 use game::{GameAction, GameError, GameReply, GameState};
 use gtest::constants::DEFAULT_USER_ALICE;
-use parity_scale_codec::Encode;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -73,12 +72,8 @@ fn scenario(players: UserId, late: UserId, actions: usize, seed: u64) -> Scenari
             _ => {
                 // Not a message: an error reply, nothing changed.
                 let reply: GameReply = Err(GameError::InvalidPayload);
-                s.steps.push(Step {
-                    from: user,
-                    payload: vec![0xff, 0x01],
-                    expect: Expect::Reply(reply.encode()),
-                    sent: Some(Vec::new()),
-                });
+                s.steps
+                    .push(Step::answering(user, vec![0xff, 0x01], &reply));
                 continue;
             }
         };

@@ -124,7 +124,7 @@ impl Script {
     }
 
     fn user_of(&self, who: sails_rs::ActorId) -> Option<UserId> {
-        (1..=self.users).find(|u| actor(*u) == who)
+        super::super::user_of(who, self.users)
     }
 }
 

@@ -5,10 +5,9 @@
 //! link, following oneself or twice, unfollowing someone not followed, and a payload that is
 //! not a message at all.
 
-use super::super::{actor, Expect, Scenario, Step};
+use super::super::{actor, Scenario, Step};
 use crate::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
-use parity_scale_codec::Encode;
 use profiles::{Registry, RegistryAction as A, RegistryError, RegistryReply};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -96,12 +95,7 @@ fn scenario(users: UserId, actions: usize, seed: u64) -> Scenario {
             _ => {
                 // Not a message: an error reply, nothing changed.
                 let reply: RegistryReply = Err(RegistryError::InvalidPayload);
-                s.steps.push(Step {
-                    from: user,
-                    payload: vec![0xee],
-                    expect: Expect::Reply(reply.encode()),
-                    sent: Some(Vec::new()),
-                });
+                s.steps.push(Step::answering(user, vec![0xee], &reply));
                 continue;
             }
         };
