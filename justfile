@@ -34,6 +34,10 @@ corpus variants="all" backends="wasmtime,gtest": setup
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
+# Gear PR #4853's figure, re-measured (README, "Gear's 2025 figure, re-measured"): the reproduction `pr4853` (the PR's page release) on its case `ft-4853` (the study's test shape), beside shipping and gear-next (the same allocator with correct page arithmetic), at the 16 heap layouts on gtest, every message sent whatever comes back: results/pr4853/ (README.md, CSVs, images/). About 10 minutes here.
+pr4853: setup
+    cargo run --locked -p galloc-lab --bin lab -- reproduce pr4853 --against shipping,gear-next
+
 # What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the README's rule names (the table results/README.md opens with), from the results files, running nothing.
 ship:
     cargo run -q --locked -p galloc-lab --bin lab -- ship
@@ -132,9 +136,9 @@ _fmt:
     cargo fmt --manifest-path harness/node/Cargo.toml --check
     cargo fmt --manifest-path fuzz/Cargo.toml --check
 
-# clippy on what `just test` does not build for the host: galloc per variant and the replay programs on wasm32v1-none, and the fuzz target.
+# clippy on what `just test` does not build for the host: galloc per variant (reproductions too) and the replay programs on wasm32v1-none, and the fuzz target.
 _lint-targets: setup
-    for v in {{variants}}; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
+    vs=$(cargo run -q --locked -p galloc-variants --bin variants -- ids --all); for v in $vs; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
     cargo clippy -q --locked -p galloc --target wasm32v1-none --features probe-twin -- -D warnings
     cargo clippy -q --locked -p lab-replay -p lab-synthetic --target wasm32v1-none --features galloc/shipping -- -D warnings
     cargo clippy -q --locked --manifest-path fuzz/Cargo.toml --target-dir target/lab/fuzz --features galloc/shipping -- -D warnings

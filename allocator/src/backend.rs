@@ -65,6 +65,7 @@ impl<S: PageSource, const G: usize> PageBackend<S, G> {
     }
 
     /// Releases the whole pages inside `start..start + len`; `true` if any page went back.
+    #[cfg(not(feature = "pr4853"))]
     fn release(&self, start: *mut u8, len: usize) -> bool {
         let first = (start as usize).div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let end = (start as usize + len) / PAGE_SIZE * PAGE_SIZE;
@@ -76,6 +77,18 @@ impl<S: PageSource, const G: usize> PageBackend<S, G> {
             .page_of(start.wrapping_add(first - start as usize));
         let pages = ((end - first) / PAGE_SIZE) as u32;
         self.source.free_range(first_page, first_page + pages - 1)
+    }
+
+    /// Gear PR #4853's release, reproduced (`pr4853`): from the page *holding* `start` to the
+    /// page before the one holding the end. When `start` is inside a page whose first part is
+    /// still in use, that page goes back to Gear with live data on it.
+    #[cfg(feature = "pr4853")]
+    fn release(&self, start: *mut u8, len: usize) -> bool {
+        let first = self.source.page_of(start);
+        let end = self.source.page_of(start.wrapping_add(len));
+        // The PR calls `free_range(first, end - 1)` whatever the range; Gear refuses an empty
+        // one with an error, which the PR reads as `false`.
+        first < end && self.source.free_range(first, end - 1)
     }
 }
 

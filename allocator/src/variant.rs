@@ -72,6 +72,7 @@ at_most_one_variant!(
     "granularity-16k",
     "granularity-8k",
     "gear-next",
+    "pr4853",
     "bump",
     "talc",
     "rlsf",
@@ -189,15 +190,34 @@ mod active {
     }
 }
 
+/// A reproduction of Gear PR #4853's allocator as it was measured: `gear-next` with the PR's
+/// own page release, which frees `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1`
+/// for a range dlmalloc gives up ([`crate::backend::PageBackend`] under this feature), and so
+/// frees the page a trimmed segment's kept part ends in. Kept to show what that does to a
+/// program (README, "Gear's 2025 figure, re-measured"); the registry marks it a reproduction,
+/// measured on its case only and never recommended.
+#[cfg(feature = "pr4853")]
+mod active {
+    use crate::buffer::{CellClass, NoBuffer};
+    pub const ID: &str = "pr4853";
+    pub const CELLS: Option<&[CellClass]> = Some(&[]);
+    /// The variant's allocator over pages of `S`.
+    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S, { 16 * 1024 }>, NoBuffer>;
+    /// The variant's allocator over `source`, having served nothing.
+    pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
+        crate::heap::Heap::new(crate::backend::PageBackend::new(source)).without_release_checks()
+    }
+}
+
 /// Whether the selected variant gives back what it can (`Composed::trim`) at the end of every
 /// message, as Gear's next allocator does from a `gcore` destructor. Host tests model a
 /// message end by calling [`HostAlloc::trim`].
-pub const TRIMS_AT_MESSAGE_END: bool = cfg!(feature = "gear-next");
+pub const TRIMS_AT_MESSAGE_END: bool = cfg!(any(feature = "gear-next", feature = "pr4853"));
 
 // The trim at the end of every entry point (`init`, `handle`, ...): gcore's destructors run
 // there (wasm-ld wraps each export), registered at the priority Gear's own allocator uses (20;
 // gcore's own set-up runs at 10).
-#[cfg(all(feature = "gear-next", target_arch = "wasm32"))]
+#[cfg(all(any(feature = "gear-next", feature = "pr4853"), target_arch = "wasm32"))]
 gcore::dtor! {
     unsafe extern "C" fn 20() {
         Composed::trim(crate::installed());

@@ -12,6 +12,7 @@
 //! - [`report`]: tables rendered from result rows.
 //! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
 //! - [`sweep`]: whether the default sweep is enough, against a dense grid.
+//! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`results`]: the flat result rows every command writes and every report reads.
 //! - [`staging`]: a command's outputs reach the real directories all together or not at all.
@@ -50,6 +51,8 @@ pub mod metadata;
 pub mod replay;
 #[path = "report/report.rs"]
 pub mod report;
+#[path = "report/reproduction.rs"]
+pub mod reproduction;
 pub mod results;
 #[path = "run/run.rs"]
 pub mod run;

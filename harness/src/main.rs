@@ -48,6 +48,10 @@ enum Command {
     /// What galloc should ship: every variant over the default cases and the corpus at once,
     /// and the variant the README's rule names, from the results files (running nothing).
     Ship(cmd::ship::Args),
+    /// A reproduction of someone else's allocator on its case (`lab reproduce pr4853`), beside
+    /// shipping and the variants given, over the heap layouts on gtest: where it goes wrong and
+    /// what its runs cost; writes results/<variant>/.
+    Reproduce(cmd::reproduce::Args),
     /// Whether the default layout sweep is enough: its verdicts and medians against a dense
     /// grid's (`just sweep-check` makes the dense run first).
     SweepCheck(cmd::sweep_check::Args),
@@ -83,5 +87,6 @@ fn run() -> Result<()> {
         Command::Pick(args) => cmd::pick::run(&ws, args),
         Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
         Command::Ship(args) => cmd::ship::run(&ws, args),
+        Command::Reproduce(args) => cmd::reproduce::run(&ws, args),
     }
 }

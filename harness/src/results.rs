@@ -544,6 +544,44 @@ pub fn restore_hint(path: &Path) -> String {
     }
 }
 
+/// A reproduction's run on one plain build at one heap layout (`lab reproduce`,
+/// `results/<variant>/<backend>/outcomes.csv`): every message was sent whatever came back,
+/// and these are the ones that came back other than the scenario says. The run's total is
+/// its row in `layouts.csv`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    /// Bytes every static (and so the heap base) was moved up from where the linker puts it.
+    pub offset: u32,
+    /// Messages sent, `init` included.
+    pub messages: u64,
+    /// Messages that failed (Gear rolled them back and charged their gas).
+    pub failed: u64,
+    /// Messages whose outcome was not the scenario's (a failure where a reply was due, or
+    /// another reply).
+    pub wrong: u64,
+    /// The first of them, and what came instead of what was due; empty when none.
+    pub first_wrong: Option<u64>,
+    pub first_wrong_why: String,
+}
+
+/// One message of a reproduction's case at the linker's layout (`<backend>/costs.csv`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CostRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    pub unit: String,
+    /// 0 is `init`.
+    pub message: u64,
+    pub cost: u64,
+    pub failed: bool,
+    /// Whether its outcome was not the scenario's.
+    pub wrong: bool,
+}
+
 /// One (backend, case, variant) a result set holds: `measured.csv`, written by `lab measure`
 /// beside the results, lists every one it ran, so a reader can tell a complete set from one
 /// with rows or files missing.

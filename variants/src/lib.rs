@@ -50,6 +50,11 @@ pub struct Variant {
     /// A test of the lab's own the variant is known to fail (the test asserts that it still
     /// does): the lab measures it, and never recommends it.
     pub fails: Option<KnownFailure>,
+    /// A reproduction of someone else's allocator as it was measured, kept to show a finding
+    /// about it, not a candidate: the case it is measured on. It is in no `all` (not in
+    /// `just compare`, the per-variant tests or the fuzzing), only where a command names it,
+    /// and never recommended.
+    pub reproduces: Option<&'static str>,
 }
 
 /// A lab test a variant fails, and how.
@@ -61,7 +66,8 @@ pub struct KnownFailure {
     pub failure: &'static str,
 }
 
-/// Every variant, the reference first; reports keep this order (and chart colours follow it).
+/// Every variant, the reference first and reproductions last; reports keep this order (and
+/// chart colours follow it).
 pub const VARIANTS: &[Variant] = &[
     Variant {
         id: "shipping",
@@ -71,6 +77,7 @@ pub const VARIANTS: &[Variant] = &[
         summary:
             "What galloc 2.0 ships: Gear's dlmalloc fork with its static buffer; the reference.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "static-buffer",
@@ -81,6 +88,7 @@ pub const VARIANTS: &[Variant] = &[
             "Upstream dlmalloc on Gear pages with the fork's buffer of 8, 8, 48, 48, 64 B cells \
                   in front while the heap is empty (the 2023 study's \"current\").",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "no-buffer",
@@ -89,6 +97,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Study2023,
         summary: "The same allocator without the static buffer.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "doubled-buffer",
@@ -97,6 +106,7 @@ pub const VARIANTS: &[Variant] = &[
         origin: Origin::Study2023,
         summary: "Every buffer cell doubled in count: 4 × 8 B, 4 × 48 B, 2 × 64 B.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "multi-buffers",
@@ -106,6 +116,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Cells of 8 B ×2, 16 B ×2, 32 B ×4, 48 B ×4, 64 B ×8, 256 B ×4 (the study's \
                   \"1, 2, 4, 6, 8, 32\" as multiples of the 8-byte alignment).",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "granularity-32k",
@@ -115,6 +126,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 32 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "granularity-16k",
@@ -124,6 +136,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 16 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "granularity-8k",
@@ -133,6 +146,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "Upstream dlmalloc without a buffer, taking memory from Gear in 8 KiB steps \
                   (dlmalloc's granularity; `no-buffer` is the 64 KiB default).",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "gear-next",
@@ -148,6 +162,7 @@ pub const VARIANTS: &[Variant] = &[
             failure: "refuses large requests it could serve, with most of Gear's memory free: \
                       its per-message trims strand the rest of a page",
         }),
+        reproduces: None,
     },
     Variant {
         id: "bump",
@@ -157,6 +172,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "The floor: a bump allocator that never frees, as ink! and most other chains \
                   ship; the least work per call, paid for in pages.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "talc",
@@ -166,6 +182,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "talc 5.1 from crates.io (the allocator talc's authors offer for Wasm), through \
                   its memory-source hook on Gear pages instead of `memory.grow`.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "rlsf",
@@ -175,6 +192,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "rlsf 0.2 from crates.io (two-level segregated fit, constant-time), through its \
                   memory-source hook on Gear pages instead of `memory.grow`.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "slabs",
@@ -186,6 +204,7 @@ pub const VARIANTS: &[Variant] = &[
                   allocator's state, not in the heap: a small malloc or free touches no heap \
                   page.",
         fails: None,
+        reproduces: None,
     },
     Variant {
         id: "lab",
@@ -197,6 +216,24 @@ pub const VARIANTS: &[Variant] = &[
                   tail), used-slot bitmaps with the allocator's state; four empty runs kept, \
                   the rest given back.",
         fails: None,
+        reproduces: None,
+    },
+    Variant {
+        id: "pr4853",
+        feature: "pr4853",
+        label: "reproduction: PR #4853's page release",
+        origin: Origin::Study2025,
+        summary: "A reproduction, not a candidate: `gear-next` with Gear PR #4853's own page \
+                  release, `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1`, which \
+                  frees the page a trimmed segment's kept part ends in (measured on `ft-4853` \
+                  only).",
+        fails: Some(KnownFailure {
+            test: "harness/tests/suite/cases.rs \
+                   (pr4853_loses_the_balance_map_where_the_study_went_flat)",
+            failure: "frees a page that still holds live data: on `ft-4853` every message \
+                      from the balance map's first growth on fails",
+        }),
+        reproduces: Some("ft-4853"),
     },
 ];
 
@@ -273,7 +310,7 @@ pub fn select(list: &str) -> Result<Vec<&'static Variant>, UnknownVariant> {
         return Err(UnknownVariant(String::new()));
     }
     if wanted == ["all"] {
-        return Ok(VARIANTS.iter().collect());
+        return Ok(VARIANTS.iter().filter(|v| v.reproduces.is_none()).collect());
     }
     for id in &wanted {
         find(id)?;
@@ -304,6 +341,7 @@ mod tests {
             why.starts_with("fails allocator/tests/suite/long_run.rs"),
             "{why}"
         );
+        assert!(never_recommended("pr4853").is_some());
         assert_eq!(never_recommended("lab"), None);
         assert_eq!(never_recommended("shipping"), None);
     }
@@ -315,7 +353,9 @@ mod tests {
             picked.iter().map(|v| v.id).collect::<Vec<_>>(),
             ["shipping", "no-buffer"]
         );
-        assert_eq!(select("all").unwrap().len(), VARIANTS.len());
+        assert_eq!(select("all").unwrap().len(), VARIANTS.len() - 1);
+        assert!(select("all").unwrap().iter().all(|v| v.id != "pr4853"));
+        assert_eq!(select("pr4853,shipping").unwrap().len(), 2);
         let err = select("no-buffer,bogus").unwrap_err().to_string();
         assert!(
             err.starts_with("unknown variant `bogus`; known variants: shipping, "),

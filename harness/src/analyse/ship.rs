@@ -178,7 +178,7 @@ pub fn judge(
     };
     let mut rows: Vec<Row> = galloc_variants::VARIANTS
         .iter()
-        .filter(|v| v.id != REFERENCE)
+        .filter(|v| v.id != REFERENCE && v.reproduces.is_none())
         .filter_map(|v| {
             let programs = programs
                 .iter()

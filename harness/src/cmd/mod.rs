@@ -6,6 +6,7 @@ pub mod measure;
 pub mod pick;
 pub mod replay;
 pub mod report;
+pub mod reproduce;
 pub mod ship;
 pub mod sizes;
 pub mod sweep_check;

@@ -20,7 +20,7 @@ const FONT_PATHS: [&str; 2] = [
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
 ];
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 const W: u32 = 1400;
 const H: u32 = 800;
 
@@ -230,7 +230,7 @@ pub fn font_identity() -> String {
 }
 
 /// Registers the system's DejaVu Sans with plotters (once per process).
-fn load_font() -> Result<()> {
+pub(crate) fn load_font() -> Result<()> {
     static LOADED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     LOADED
         .get_or_init(|| {
@@ -287,7 +287,7 @@ fn ordered<'a>(present: impl Iterator<Item = &'a str>) -> Vec<&'static Variant> 
 }
 
 /// Short numbers for axes and bar labels: 1.5G, 320M, 426k (at most 4 digits).
-fn short(v: f64) -> String {
+pub(crate) fn short(v: f64) -> String {
     let a = v.abs();
     let (scaled, suffix) = if a >= 1e12 {
         (v / 1e12, "T")
@@ -318,11 +318,15 @@ fn row_label(names: &[&str], y: f64) -> String {
     }
 }
 
-fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> anyhow::Error + '_ {
+pub(crate) fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> anyhow::Error + '_ {
     move |e| anyhow!("drawing {}: {e:?}", path.display())
 }
 
-fn canvas(path: &Path, width: u32, height: u32) -> DrawingArea<BitMapBackend<'_>, Shift> {
+pub(crate) fn canvas(
+    path: &Path,
+    width: u32,
+    height: u32,
+) -> DrawingArea<BitMapBackend<'_>, Shift> {
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).ok();
     root

@@ -59,8 +59,13 @@ pub struct Metadata {
 
 /// Writes `dir/metadata.json` for the results in `dir`; `root` is the workspace.
 pub fn write(root: &Path, dir: &Path) -> Result<()> {
+    write_for(root, dir, "just compare")
+}
+
+/// [`write`] for results another recipe regenerates (`recipe`).
+pub fn write_for(root: &Path, dir: &Path, recipe: &str) -> Result<()> {
     let mut meta = Metadata {
-        regenerate_with: "just compare".into(),
+        regenerate_with: recipe.into(),
         date: String::new(),
         results_sha256: results_hash(dir)?,
         files: file_hashes(dir)?,

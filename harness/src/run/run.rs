@@ -187,13 +187,66 @@ pub enum ProbeReads {
 }
 
 /// Deploys `code`, sends every step of `scenario`, checks each outcome, and reads the
-/// allocator's records as `reads` says. `progress` is called per message.
+/// allocator's records as `reads` says. `progress` is called per message. The first outcome
+/// other than the scenario's is an error that names the message.
 pub fn run_case(
     backend: &mut dyn Backend,
     code: &[u8],
     scenario: &Scenario,
     reads: ProbeReads,
+    progress: impl FnMut(),
+) -> Result<CaseRun> {
+    run_checked(backend, code, scenario, reads, progress, &mut |_, wrong| {
+        Err(wrong)
+    })
+}
+
+/// A message whose outcome was not the scenario's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wrong {
+    /// Its index (0 is `init`).
+    pub index: usize,
+    /// What was expected and what came, as [`run_case`]'s error says it.
+    pub why: String,
+}
+
+/// [`run_case`] on a plain build, going on past wrong outcomes: every message is sent, and
+/// those whose outcome was not the scenario's are returned beside the run, in order. For a
+/// reproduction of a broken allocator (registry `reproduces`), whose point is where and how it
+/// goes wrong; a candidate's run stops at the first (`run_case`).
+pub fn run_recording(
+    backend: &mut dyn Backend,
+    code: &[u8],
+    scenario: &Scenario,
+    progress: impl FnMut(),
+) -> Result<(CaseRun, Vec<Wrong>)> {
+    let mut wrong = Vec::new();
+    let run = run_checked(
+        backend,
+        code,
+        scenario,
+        ProbeReads::Never,
+        progress,
+        &mut |index, why| {
+            wrong.push(Wrong {
+                index,
+                why: format!("{why:#}"),
+            });
+            Ok(())
+        },
+    )?;
+    Ok((run, wrong))
+}
+
+/// The run both share: `on_wrong(index, why)` hears each message whose outcome differs from
+/// the scenario's, and stops the run by returning the error.
+fn run_checked(
+    backend: &mut dyn Backend,
+    code: &[u8],
+    scenario: &Scenario,
+    reads: ProbeReads,
     mut progress: impl FnMut(),
+    on_wrong: &mut dyn FnMut(usize, anyhow::Error) -> Result<()>,
 ) -> Result<CaseRun> {
     check_payload(&scenario.init, &format!("case `{}`, init", scenario.case))?;
     for (i, step) in scenario.steps.iter().enumerate() {
@@ -236,8 +289,11 @@ pub fn run_case(
     }];
     for (i, step) in scenario.steps.iter().enumerate() {
         let outcome = backend.send(program, step.from, &step.payload)?;
-        check(scenario, i + 1, &step.expect, &outcome)?;
-        check_sent(scenario, i + 1, step, &outcome)?;
+        if let Err(why) = check(scenario, i + 1, &step.expect, &outcome)
+            .and_then(|()| check_sent(scenario, i + 1, step, &outcome))
+        {
+            on_wrong(i + 1, why)?;
+        }
         let (op_counts, op_costs) = match last.as_mut() {
             // A failed message's records rolled back with it; the calls the backend saw
             // happen (wasmtime) are its calls. Where it saw none (gtest), they are unknown

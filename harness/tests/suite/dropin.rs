@@ -21,6 +21,7 @@ fn galloc_with_no_feature_builds_shipping_byte_for_byte() {
         origin: Origin::Shipping,
         summary: "the patch line alone",
         fails: None,
+        reproduces: None,
     }));
     for package in ["lab-nft", "lab-vft"] {
         let named = build(&ws, BuildRequest::deployed(package, shipping)).unwrap();

@@ -15,6 +15,7 @@ mod layouts;
 mod probe;
 mod relink;
 mod report;
+mod reproduction;
 mod ship;
 mod survival;
 mod wasmtime;

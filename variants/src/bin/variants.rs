@@ -1,5 +1,6 @@
-//! Prints the registry for scripts: `variants ids` (one per line), `variants table`
-//! (markdown), `variants check ID...` (fails naming an unknown id).
+//! Prints the registry for scripts: `variants ids` (one per line; reproductions only with
+//! `--all`: they are not tested or fuzzed as candidates), `variants table` (markdown),
+//! `variants check ID...` (fails naming an unknown id).
 
 use galloc_variants::{find, VARIANTS};
 use std::process::ExitCode;
@@ -7,7 +8,10 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("ids") => VARIANTS.iter().for_each(|v| println!("{}", v.id)),
+        Some("ids") => VARIANTS
+            .iter()
+            .filter(|v| v.reproduces.is_none() || args.get(1).is_some_and(|a| a == "--all"))
+            .for_each(|v| println!("{}", v.id)),
         Some("table") => {
             println!("| id | label | origin | what it changes |");
             println!("| --- | --- | --- | --- |");
@@ -27,7 +31,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: variants ids | table | check ID...");
+            eprintln!("usage: variants ids [--all] | table | check ID...");
             return ExitCode::from(2);
         }
     }

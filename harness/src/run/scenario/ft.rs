@@ -101,6 +101,62 @@ pub fn stress_full() -> Scenario {
     scenario("ft-stress-full", 13400, 30)
 }
 
+/// The balance map a transfer to a new account grows: as in the 2025 study's test (Gear PR
+/// #4853, pallet-gear's `fungible_token_stress_test`), two users each send one batch of the
+/// same shape (users 5,001 and 5,002: outside every range the batches address). A batch
+/// mints 1,000,000 and sends 6,000 to users 1-20, asks 21 balances, has users 1-20 pass 1,000
+/// on to users 21-40, mints 10,000,000, then for users 87-120 mints 5,000, sends it to the
+/// user and asks its balance, and for users `i` in 918-1339 mints 5,000, sends it to `i`, and
+/// has `i` send `i / 4` to user `2i`. The study sent the holders' transfers from the batch's
+/// user too, which a token with owners refuses; here each holder sends its own, so the map
+/// takes 920 accounts and grows twice (to 1,024 buckets at its 449th account, message 745
+/// of the first batch, the study's "message 747"; to 2,048 at its 897th). 2,903 messages.
+pub fn study_2025() -> Scenario {
+    let init = InitFt {
+        name: "Lab token".into(),
+        symbol: "LAB".into(),
+        decimals: 18,
+    };
+    let mut s = Script {
+        model: FtState::new(init.clone()),
+        steps: Vec::new(),
+    };
+    for user in [5_001, 5_002] {
+        s.send(user, FtAction::Mint(1_000_000));
+        for i in 1..=20 {
+            s.transfer(user, i, 6_000);
+        }
+        s.send(user, FtAction::BalanceOf(actor(user)));
+        for i in 1..=20 {
+            s.send(user, FtAction::BalanceOf(actor(i)));
+        }
+        for i in 1..=20 {
+            s.transfer(i, i + 20, 1_000);
+        }
+        for i in 1..=20 {
+            s.send(user, FtAction::BalanceOf(actor(i)));
+        }
+        s.send(user, FtAction::Mint(10_000_000));
+        for i in 87..=120 {
+            s.send(user, FtAction::Mint(5_000));
+            s.transfer(user, i, 5_000);
+            s.send(user, FtAction::BalanceOf(actor(i)));
+        }
+        for i in 918..=1339u64 {
+            s.send(user, FtAction::Mint(5_000));
+            s.transfer(user, i, 5_000);
+            s.transfer(i, 2 * i, u128::from(i / 4));
+        }
+    }
+    Scenario {
+        case: "ft-4853",
+        package: "lab-ft",
+        deployer: DEFAULT_USER_ALICE,
+        init: init.encode(),
+        steps: s.steps,
+    }
+}
+
 /// `ft-stress`'s second workload: three times the new holders (users 918-2200, so the
 /// balance map grows past 2,500 entries) and 5 rounds of balance checks instead of 30.
 pub fn wide() -> Scenario {
@@ -112,6 +168,34 @@ mod tests {
     use super::*;
     use crate::scenario::Expect;
     use ft::{FtError, FtReply};
+    use parity_scale_codec::Decode;
+
+    /// 2,903 messages, as the study's; the map's 449th and 897th accounts (where hashbrown
+    /// doubles a table of 512 and of 1,024 buckets) arrive in the first batch.
+    #[test]
+    fn study_2025_has_the_studys_shape_and_grows_the_map_twice() {
+        let s = study_2025();
+        assert_eq!(s.steps.len() + 1, 2_903);
+        let batch = 1 + 20 + 1 + 20 + 20 + 20 + 1 + 3 * 34 + 3 * 422;
+        assert_eq!(s.steps.len(), 2 * batch);
+        // The accounts the map holds: every minter and every receiver (no step is refused).
+        let ok = |st: &Step| matches!(st.expect, Expect::Reply(ref r) if r[0] == 0);
+        let mut accounts = std::collections::BTreeSet::new();
+        let mut grew_at = Vec::new();
+        for (i, step) in s.steps.iter().enumerate() {
+            assert!(ok(step), "step {i} is refused");
+            let holder = match FtAction::decode(&mut &step.payload[..]).unwrap() {
+                FtAction::Mint(_) => actor(step.from),
+                FtAction::Transfer { to, .. } => to,
+                _ => continue,
+            };
+            if accounts.insert(holder) && [449, 897].contains(&accounts.len()) {
+                grew_at.push(i + 1);
+            }
+        }
+        assert_eq!(accounts.len(), 920);
+        assert_eq!(grew_at, [746, 1_418]);
+    }
 
     #[test]
     fn stress_has_the_expected_shape_and_refuses_empty_senders() {

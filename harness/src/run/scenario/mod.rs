@@ -374,6 +374,16 @@ pub const CASES: &[Case] = &[
         make: ft::stress_full,
         second: None,
     },
+    Case {
+        id: "ft-4853",
+        summary: "FT: the 2025 study's test (Gear PR #4853): two users' batches, 2,903 messages, \
+                  the balance map grown to 2,048 buckets (`just pr4853`)",
+        default: false,
+        held_out: true,
+        corpus: false,
+        make: ft::study_2025,
+        second: None,
+    },
 ];
 
 /// Whether `case` was held out from the lab's design: a registry case says so itself, and any
