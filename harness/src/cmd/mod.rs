@@ -31,10 +31,18 @@ impl Selection {
         Vec<&'static galloc_lab::scenario::Case>,
         Vec<&'static galloc_variants::Variant>,
     )> {
-        Ok((
-            galloc_lab::scenario::select(&self.cases)?,
-            galloc_variants::select(&self.variants)?,
-        ))
+        let variants = galloc_variants::select(&self.variants)?;
+        // A reproduction goes wrong by design: its run would stop at its first wrong outcome.
+        if let Some(v) = variants.iter().find(|v| v.reproduces.is_some()) {
+            anyhow::bail!(
+                "`{}` is a reproduction, not a candidate: its runs go wrong by design, so `lab \
+                 reproduce {}` measures it on its case (`{}`), counting what goes wrong",
+                v.id,
+                v.id,
+                v.reproduces.unwrap_or_default()
+            );
+        }
+        Ok((galloc_lab::scenario::select(&self.cases)?, variants))
     }
 }
 

@@ -75,5 +75,71 @@ pub fn markdown(ship: &Ship) -> String {
             ""
         }
     );
+    target(&mut out, ship);
     out
+}
+
+/// Every variant against the design target ([`crate::ship::TARGET`]) on the programs no
+/// design was shaped on.
+fn target(out: &mut String, ship: &Ship) {
+    let t = crate::ship::TARGET;
+    let programs = crate::ship::target_programs();
+    let rows = ship.against_target(t);
+    let Some(n) = rows.first().map(|r| r.programs) else {
+        return;
+    };
+    let _ = writeln!(out, "### The design target\n");
+    let _ = writeln!(
+        out,
+        "What the lab asks of a design of its own (README, \"The design, re-aimed\"), on the \
+         {n} programs no design was shaped on ({}): better on at least {:.0} % of them, worse \
+         at the median (by more than the minimum effect) on none, a geometric mean of medians \
+         of {:+.1} % or less, allocator code of at most {} bytes, and a lower geometric mean \
+         than `{}`. Each variant is an idea measured against it.\n",
+        programs
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        100.0 * t.better_share,
+        t.geomean_pct,
+        thousands(t.code_bytes),
+        t.rival
+    );
+    let _ = writeln!(
+        out,
+        "| variant | better on | worse at the median on | geomean of medians | allocator \
+         code bytes | misses |\n| --- | ---: | ---: | ---: | ---: | --- |"
+    );
+    for r in &rows {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} of {} | {} | {:+.2}% | {} | {} |",
+            r.variant,
+            r.better,
+            r.programs,
+            r.worse_at_median.len(),
+            r.geomean_pct,
+            r.code_bytes.map(thousands).unwrap_or_default(),
+            if r.missed.is_empty() {
+                "**met**".to_owned()
+            } else {
+                r.missed.join("; ")
+            }
+        );
+    }
+    let met: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.missed.is_empty())
+        .map(|r| r.variant.as_str())
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n**The target is {}.**\n",
+        if met.is_empty() {
+            "met by no variant".to_owned()
+        } else {
+            format!("met by {}", met.join(", "))
+        }
+    );
 }

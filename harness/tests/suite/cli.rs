@@ -622,3 +622,33 @@ fn a_program_exporting_state_is_refused_before_any_build() {
         assert!(!out.exists(), "{command} wrote {}", out.display());
     }
 }
+
+/// A reproduction is refused where candidates are measured, naming the command that measures
+/// it; a candidate is refused by `lab reproduce`, naming the reproductions.
+#[test]
+fn reproductions_and_candidates_each_go_to_their_own_command() {
+    let (ok, err) = lab(&[
+        "measure",
+        "--variants",
+        "shipping,pr4853",
+        "--out",
+        "/nonexistent",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("`pr4853` is a reproduction, not a candidate")
+            && err.contains("`lab reproduce pr4853`"),
+        "{err}"
+    );
+    let (ok, err) = lab(&["reproduce", "gear-next", "--out", "/nonexistent"]);
+    assert!(!ok);
+    assert!(
+        err.contains("`gear-next` is a variant the lab measures, not a reproduction")
+            && err.contains("takes one of: pr4853"),
+        "{err}"
+    );
+    let (ok, err) = lab(&["reproduce", "pr4853", "--against", "gear-next"]);
+    assert!(!ok);
+    assert!(err.contains("--against gear-next: add shipping"), "{err}");
+    assert!(!std::path::Path::new("/nonexistent").exists());
+}
