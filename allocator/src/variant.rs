@@ -172,7 +172,7 @@ granularity_variant!("granularity-32k", 32);
 granularity_variant!("granularity-16k", 16);
 granularity_variant!("granularity-8k", 8);
 
-/// Gear's next allocator (gear master, feature `new-allocator`): dlmalloc with granularity
+/// Gear's next allocator (Gear PR #4853, feature `new-allocator`): dlmalloc with granularity
 /// 16 KiB over whole Gear pages, the periodic release pass off, and `trim(0)` at the end of
 /// every message ([`TRIMS_AT_MESSAGE_END`]). One deliberate difference: a trim frees from the
 /// first page boundary after the kept part, where Gear's frees the page the kept part ends in

@@ -151,11 +151,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant {
         id: "gear-next",
         feature: "gear-next",
-        label: "Gear's next (gear master)",
+        label: "Gear's next (PR #4853, pages fixed)",
         origin: Origin::Study2025,
-        summary: "The 2025 study's answer as gear master's `new-allocator` builds it: upstream \
-                  dlmalloc at granularity 16 KiB over whole Gear pages, release checks off, \
-                  `trim(0)` at the end of every message (a trim frees whole pages only).",
+        summary: "The 2025 study's answer as Gear PR #4853's `new-allocator` builds it (not \
+                  merged): upstream dlmalloc at granularity 16 KiB over whole Gear pages, \
+                  release checks off, `trim(0)` at the end of every message, with correct page \
+                  arithmetic (a trim frees whole pages only; `pr4853` keeps the PR's).",
         fails: Some(KnownFailure {
             test: "allocator/tests/suite/long_run.rs \
                    (long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages)",

@@ -1,4 +1,4 @@
-//! Gear's next allocator (gear master, feature `new-allocator`) gives its pages back with
+//! Gear's next allocator (Gear PR #4853, feature `new-allocator`) gives its pages back with
 //! page arithmetic that is wrong for a sub-page granularity, and the lab's `gear-next` variant
 //! differs from it there on purpose. This test shows why, on the simulated Gear memory.
 //!
@@ -16,13 +16,13 @@ use std::ptr;
 
 const GRANULARITY: usize = 16 * 1024;
 
-/// Gear master's page backend, as its source reads: whole pages for every request, and the
+/// The PR's page backend, as its source reads: whole pages for every request, and the
 /// floor arithmetic above for every release (heap-base tail left out: the heap base here is
 /// page-aligned, so Gear's has none either).
-struct GearMasterPages(HostPages);
+struct Pr4853Pages(HostPages);
 
 // SAFETY: whole pages from the source; releases are what this test is about.
-unsafe impl Allocator for GearMasterPages {
+unsafe impl Allocator for Pr4853Pages {
     fn alloc(&self, size: usize) -> (*mut u8, usize, u32) {
         let pages = size.div_ceil(PAGE_SIZE) as u32;
         match self.0.alloc(pages) {
@@ -76,9 +76,9 @@ fn block_then_trim<A: Allocator>(dl: &mut Dlmalloc<A>, pages: &HostPages) -> (u3
 }
 
 #[test]
-fn gear_masters_trim_frees_the_page_a_live_block_is_on_and_the_labs_does_not() {
+fn the_prs_trim_frees_the_page_a_live_block_is_on_and_the_labs_does_not() {
     let pages = memory();
-    let mut gear = Dlmalloc::new_with_allocator(GearMasterPages(pages.clone()));
+    let mut gear = Dlmalloc::new_with_allocator(Pr4853Pages(pages.clone()));
     let (page, trimmed, held) = block_then_trim(&mut gear, &pages);
     // dlmalloc asked for 16 KiB, got the whole page, and trimmed its top back to 16 KiB: Gear's
     // arithmetic freed page `page` itself, with the block still on it.
