@@ -177,29 +177,20 @@ granularity_variant!("granularity-8k", 8);
 /// every message ([`TRIMS_AT_MESSAGE_END`]). One deliberate difference: a trim frees from the
 /// first page boundary after the kept part, where Gear's frees the page the kept part ends in
 /// (README, "Gear's next allocator").
-#[cfg(feature = "gear-next")]
+///
+/// `pr4853` is the same allocator with the PR's own page release, which frees
+/// `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range dlmalloc gives up
+/// ([`crate::backend::PageBackend`] under that feature), and so frees the page a trimmed
+/// segment's kept part ends in: a reproduction, kept to show what that does to a program
+/// (README, "Gear's 2025 figure, re-measured"), measured on its case only, never recommended.
+#[cfg(any(feature = "gear-next", feature = "pr4853"))]
 mod active {
     use crate::buffer::{CellClass, NoBuffer};
-    pub const ID: &str = "gear-next";
-    pub const CELLS: Option<&[CellClass]> = Some(&[]);
-    /// The variant's allocator over pages of `S`.
-    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S, { 16 * 1024 }>, NoBuffer>;
-    /// The variant's allocator over `source`, having served nothing.
-    pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::heap::Heap::new(crate::backend::PageBackend::new(source)).without_release_checks()
-    }
-}
-
-/// A reproduction of Gear PR #4853's allocator as it was measured: `gear-next` with the PR's
-/// own page release, which frees `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1`
-/// for a range dlmalloc gives up ([`crate::backend::PageBackend`] under this feature), and so
-/// frees the page a trimmed segment's kept part ends in. Kept to show what that does to a
-/// program (README, "Gear's 2025 figure, re-measured"); the registry marks it a reproduction,
-/// measured on its case only and never recommended.
-#[cfg(feature = "pr4853")]
-mod active {
-    use crate::buffer::{CellClass, NoBuffer};
-    pub const ID: &str = "pr4853";
+    pub const ID: &str = if cfg!(feature = "pr4853") {
+        "pr4853"
+    } else {
+        "gear-next"
+    };
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
     /// The variant's allocator over pages of `S`.
     pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S, { 16 * 1024 }>, NoBuffer>;

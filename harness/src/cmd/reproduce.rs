@@ -5,7 +5,7 @@
 //! lock), its report and its chart.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::backend::BackendKind;
+use galloc_lab::backend::{BackendKind, Unit};
 use galloc_lab::build::{build, BuildRequest};
 use galloc_lab::layout;
 use galloc_lab::reproduction::{chart_file, Reproduction, BACKEND};
@@ -157,7 +157,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             &scenario,
             v.id,
             BackendKind::Gtest,
-            galloc_lab::backend::Unit::Gas,
+            Unit::Gas,
             *offset,
             artifact,
             run,
@@ -179,7 +179,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 backend: BACKEND.into(),
                 case: scenario.case.into(),
                 variant: v.id.into(),
-                unit: "gas".into(),
+                unit: Unit::Gas.name().into(),
                 message: m.index as u64,
                 cost: m.cost,
                 failed: m.failed,

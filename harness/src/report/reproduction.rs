@@ -84,12 +84,16 @@ impl Reproduction {
         out
     }
 
-    /// The reproduction's first wrong message at the linker's layout, if any.
-    pub fn first_wrong(&self) -> Option<u64> {
+    /// The reproduction's run at the linker's layout.
+    fn at_linker(&self) -> Option<&OutcomeRow> {
         self.outcomes
             .iter()
-            .find(|o| o.variant == self.variant && o.offset == 0)?
-            .first_wrong
+            .find(|o| o.variant == self.variant && o.offset == 0)
+    }
+
+    /// The reproduction's first wrong message at the linker's layout, if any.
+    pub fn first_wrong(&self) -> Option<u64> {
+        self.at_linker()?.first_wrong
     }
 
     /// Mean cost a message at the linker's layout of `variant` over messages `from..to`.
@@ -190,11 +194,7 @@ impl Reproduction {
                     cell(0, last + 1)
                 ));
             }
-            let why = self
-                .outcomes
-                .iter()
-                .find(|o| o.variant == self.variant && o.offset == 0)
-                .map_or("", |o| o.first_wrong_why.as_str());
+            let why = self.at_linker().map_or("", |o| o.first_wrong_why.as_str());
             md.push_str(&format!("\nIts first wrong outcome there: {why}.\n"));
         }
         md.push_str(&format!(
