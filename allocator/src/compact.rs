@@ -1,0 +1,557 @@
+//! The lab's next design: a small coalescing allocator, lowest address first, with its state
+//! on the static page and large blocks as Gear's own pages. Measured on the corpus's
+//! designed-on half (README, "The design, re-aimed"); it becomes `lab` once the whole corpus
+//! and the default cases are regenerated with it (a change to the allocator rebuilds every
+//! variant's programs, about 80 minutes here).
+//!
+//! Why this shape, from what the lab measured (README, "The design, re-aimed"): on Gear an
+//! allocator costs mostly the 16 KiB pages a message touches and its code bytes (every message
+//! pays for every byte of the program), not instructions. So:
+//!
+//! - **Small code.** One header word a block, boundary tags (a free block's size also in its
+//!   last word), segregated free lists with a bitmap: what dlmalloc does for small blocks, in
+//!   a fraction of its code, without its trees, segments, footers at region ends or checks.
+//! - **Coalescing.** A freed block merges with free neighbours at once. Collections that grow
+//!   free their old buffer each time they double; merged, those holes take the next buffers,
+//!   so the heap stays on the pages it has. (The first form of this design had size classes
+//!   without coalescing: on the DEX program the freed hash tables stranded 7 KB and its heap
+//!   reached a 16 KiB page more than shipping's, +8 % gas; README, ideas table.)
+//! - **Lowest first.** The heap starts in the heap-base tail (the page static data is on,
+//!   touched by every message anyway) and grows upward; a freed block next to the top goes
+//!   back into the top, so a message's temporaries land where the last message's did.
+//! - **Large blocks are Gear's.** Above [`LARGE`] bytes a block is whole 64 KiB pages from the
+//!   `alloc` syscall, given back with `free_range` when freed; Gear's page allocator does the
+//!   bookkeeping.
+//! - **Pages go back.** The top keeps at most one page beyond the page it ends in; a region
+//!   left behind (the next page was not free) goes back whole once every block in it is free.
+
+use crate::lock::Locked;
+use crate::source::{PageSource, PAGE_SIZE};
+use core::alloc::{GlobalAlloc, Layout};
+use core::ptr;
+
+/// A word: the header before every block's bytes.
+const W: usize = core::mem::size_of::<usize>();
+/// The alignment of every block's bytes, and the step of every block size.
+const G: usize = 2 * W;
+/// The smallest block: header, two links and the size at its end, once free.
+const MIN: usize = 4 * W;
+/// Requests above this many bytes are whole pages.
+pub const LARGE: usize = 32 * 1024;
+
+/// Alignments above this are whole pages.
+const MAX_ALIGN: usize = 4096;
+
+/// Header bits: the block is in use.
+const INUSE: usize = 1;
+/// The block before this one is in use (or there is none): do not look behind.
+const PINUSE: usize = 2;
+/// The first block of a region of pages: when it spans the region, the pages go back.
+const FIRST: usize = 4;
+/// The header at a left-behind region's end: in use, size 0.
+const FENCE: usize = INUSE;
+const FLAGS: usize = 7;
+
+/// Free lists, by size: two a doubling (`[2^k, 1.5 * 2^k)` and `[1.5 * 2^k, 2^(k+1))`) from
+/// the smallest block up to 1 MiB on Wasm (the lists' map is one 32-bit word), the last list
+/// also holding everything larger.
+const BINS: usize = 32;
+
+const _: () = assert!(G.is_power_of_two() && MIN.is_multiple_of(G) && MIN >= 4 * W);
+const _: () = assert!(FLAGS < G && MIN >= 16);
+// The largest block asked of the top, with a new region's first header and fence, fits a page.
+const _: () = assert!(LARGE + W + G + MAX_ALIGN + MIN + 2 * G <= PAGE_SIZE);
+
+/// The list a free block of `size` bytes (at least [`MIN`]) goes on. Any order-keeping map
+/// works with [`State::take`]: a block on a later list than a request's is larger than it.
+#[inline(never)]
+fn bin_of(size: usize) -> usize {
+    let log = (usize::BITS - 1 - size.leading_zeros()) as usize;
+    (2 * log + ((size >> (log - 1)) & 1) - 8).min(BINS - 1)
+}
+
+/// `at` rounded up to `align`, a power of two.
+#[inline(always)]
+const fn align_up(at: usize, align: usize) -> usize {
+    at.wrapping_add(align - 1) & !(align - 1)
+}
+
+/// Whether a request is whole pages, and how many.
+#[inline(always)]
+fn large_pages(size: usize, align: usize) -> Option<usize> {
+    (size > LARGE || align > MAX_ALIGN).then(|| size.div_ceil(PAGE_SIZE).max(1))
+}
+
+// Blocks are addressed by their bytes `p` (G-aligned); the header is the word before.
+#[inline(always)]
+unsafe fn head(p: usize) -> usize {
+    // SAFETY: the caller's `p` is a block (or the top) of this allocator.
+    unsafe { *((p - W) as *const usize) }
+}
+#[inline(always)]
+unsafe fn set_head(p: usize, value: usize) {
+    // SAFETY: as `head`.
+    unsafe { *((p - W) as *mut usize) = value }
+}
+#[inline(always)]
+unsafe fn word(at: usize) -> usize {
+    // SAFETY: the caller's `at` is a word of this allocator's memory.
+    unsafe { *(at as *const usize) }
+}
+#[inline(always)]
+unsafe fn set_word(at: usize, value: usize) {
+    // SAFETY: as `word`.
+    unsafe { *(at as *mut usize) = value }
+}
+
+struct State {
+    /// The first free block of each list (0: empty); a free block's first two words link the
+    /// next and the previous.
+    bins: [usize; BINS],
+    /// Bit `b`: list `b` is not empty.
+    map: u32,
+    /// The top: `top..end` (with `top`'s header word before it) is not yet carved; `end` is 0
+    /// until the first block is asked for.
+    top: usize,
+    end: usize,
+    /// The first block of the top's region, when that region is pages of its own (0 for the
+    /// heap-base tail, which is never given back).
+    base: usize,
+}
+
+/// The allocator over pages of `S`.
+pub struct Compact<S> {
+    source: S,
+    state: Locked<State>,
+}
+
+impl<S> Compact<S> {
+    /// An allocator that has handed out nothing yet.
+    pub const fn new(source: S) -> Self {
+        Compact {
+            source,
+            state: Locked::new(State {
+                bins: [0; BINS],
+                map: 0,
+                top: 0,
+                end: 0,
+                base: 0,
+            }),
+        }
+    }
+}
+
+impl State {
+    /// The head of list `b` (`b < BINS`: [`bin_of`] and a set bit of the map), without the
+    /// bounds check every index would otherwise compile a panic path for.
+    #[inline(always)]
+    fn list(&mut self, b: usize) -> &mut usize {
+        debug_assert!(b < BINS);
+        // SAFETY: every caller's `b` is below `BINS` (above).
+        unsafe { self.bins.get_unchecked_mut(b) }
+    }
+
+    /// Puts the free block `p` of `size` bytes on its list, writing its header (its
+    /// predecessor is in use: free neighbours are always merged), its last word and the next
+    /// block's "predecessor free".
+    #[inline(never)]
+    unsafe fn link(&mut self, p: usize, size: usize, first: usize) {
+        let b = bin_of(size);
+        // SAFETY: `p..p + size` is a free block of this allocator, the header before it too.
+        unsafe {
+            set_head(p, size | PINUSE | first);
+            set_word(p + size - 2 * W, size);
+            set_head(p + size, head(p + size) & !PINUSE);
+            let next = *self.list(b);
+            set_word(p, next);
+            set_word(p + W, 0);
+            if next != 0 {
+                set_word(next + W, p);
+            }
+        }
+        *self.list(b) = p;
+        self.map |= 1 << b;
+    }
+
+    /// Takes the free block `p` of `size` bytes off its list.
+    #[inline(never)]
+    unsafe fn unlink(&mut self, p: usize, size: usize) {
+        let b = bin_of(size);
+        // SAFETY: a free block on list `b`; its links are blocks of the same list or 0.
+        unsafe {
+            let (next, prev) = (word(p), word(p + W));
+            if prev == 0 {
+                *self.list(b) = next;
+                if next == 0 {
+                    self.map &= !(1 << b);
+                }
+            } else {
+                set_word(prev, next);
+            }
+            if next != 0 {
+                set_word(next + W, prev);
+            }
+        }
+    }
+
+    /// A free block of at least `size` bytes off the lists, or 0: the first of the smallest
+    /// list's if big enough, else the first of the next non-empty list (each of whose blocks
+    /// is).
+    #[inline(always)]
+    unsafe fn take(&mut self, size: usize) -> usize {
+        let b = bin_of(size);
+        let first = *self.list(b);
+        // SAFETY: list heads are free blocks.
+        let p = if first != 0 && unsafe { head(first) } & !FLAGS >= size {
+            first
+        } else {
+            let above = self.map & (!0u32 << b << 1);
+            if above == 0 {
+                return 0;
+            }
+            *self.list(above.trailing_zeros() as usize)
+        };
+        // SAFETY: as above.
+        unsafe { self.unlink(p, head(p) & !FLAGS) };
+        p
+    }
+}
+
+impl<S: PageSource> Compact<S> {
+    /// A block of `size` bytes at `align`: from the lists, else from the top, else whole
+    /// pages when large. It is `alloc` itself: `alloc_zeroed` and `realloc` call that.
+    #[inline(always)]
+    fn get(&self, size: usize, align: usize) -> *mut u8 {
+        if let Some(pages) = large_pages(size, align) {
+            return self.pages(pages, align);
+        }
+        // With the header, a whole number of steps, and room for the links once freed; an
+        // alignment above G asks for enough to cut an aligned block out of.
+        let need = align_up(size + W, G).max(MIN);
+        let ask = if align > G { need + align + MIN } else { need };
+        self.state.with(|s| {
+            // SAFETY: blocks and the top are this allocator's memory; see each step.
+            unsafe {
+                let mut p = s.take(ask);
+                if p == 0 {
+                    if s.top + ask > s.end && !self.grow(s, ask) {
+                        return ptr::null_mut();
+                    }
+                    // From the top: the block before it is in use.
+                    p = s.top;
+                    let first = if p == s.base { FIRST } else { 0 };
+                    set_head(p, ask | PINUSE | first);
+                    s.top += ask;
+                }
+                let mut have = head(p) & !FLAGS;
+                if align > G {
+                    // The front, at least MIN long, back on a list; the block after it.
+                    let q = align_up(p + MIN, align);
+                    s.link(p, q - p, head(p) & FIRST);
+                    have -= q - p;
+                    p = q;
+                    set_head(p, have);
+                }
+                // The rest back into the top or on a list when it can stand alone.
+                let flags = head(p) & (PINUSE | FIRST);
+                if have - need >= MIN {
+                    set_head(p, need | INUSE | flags);
+                    // (Only an aligned block's rest can end at the top; on a list it is reused
+                    // all the same.)
+                    s.link(p + need, have - need, 0);
+                } else {
+                    set_head(p, have | INUSE | flags);
+                    set_head(p + have, head(p + have) | PINUSE);
+                }
+                p as *mut u8
+            }
+        })
+    }
+
+    /// `pages` whole pages from Gear (page-aligned: an alignment above a page is refused,
+    /// as `GlobalAlloc` allows; no Gear program asks for one).
+    #[inline(always)]
+    fn pages(&self, pages: usize, align: usize) -> *mut u8 {
+        if align > PAGE_SIZE {
+            return ptr::null_mut();
+        }
+        self.source
+            .alloc(pages.min(u32::MAX as usize) as u32)
+            .map_or(ptr::null_mut(), |first| self.source.page_addr(first))
+    }
+
+    /// Room for `need` bytes at the top: the next pages when they follow the top's region,
+    /// else a new region (the old one's rest becoming a free block before a fence).
+    #[inline(never)]
+    unsafe fn grow(&self, s: &mut State, need: usize) -> bool {
+        if s.end == 0 {
+            // The first time: the heap-base tail, if there is room in it.
+            let (start, len) = crate::source::heap_tail(&self.source, G);
+            if len >= 2 * G + MIN {
+                (s.top, s.end) = (start as usize + G, start as usize + len);
+                if s.top + need <= s.end {
+                    return true;
+                }
+            }
+        }
+        // Block, the new region's first header and the fence.
+        let count = (need + 2 * G).div_ceil(PAGE_SIZE);
+        let Some(first) = u32::try_from(count).ok().and_then(|n| self.source.alloc(n)) else {
+            return false;
+        };
+        let at = self.source.page_addr(first) as usize;
+        if at == s.end && s.end != 0 {
+            s.end += count * PAGE_SIZE;
+            return true;
+        }
+        if s.end != 0 {
+            // SAFETY: the top's region, this allocator's; see `retire`.
+            unsafe { self.retire(s) };
+        }
+        (s.top, s.base) = (at + G, at + G);
+        s.end = at + count * PAGE_SIZE;
+        true
+    }
+
+    /// Leaves the top's region behind: given back if nothing in it is in use, else its rest is
+    /// a free block, and a fence ends the region.
+    #[inline(always)]
+    unsafe fn retire(&self, s: &mut State) {
+        if s.top == s.base {
+            self.give_back(s.base, s.end - W);
+            return;
+        }
+        let rest = s.end - s.top;
+        // SAFETY: `top - W .. end` is this allocator's and not handed out.
+        unsafe {
+            set_head(s.end, FENCE | PINUSE);
+            if rest >= MIN {
+                s.link(s.top, rest, 0);
+            } else if rest > 0 {
+                set_head(s.top, rest | INUSE | PINUSE);
+            }
+        }
+    }
+
+    /// Gives back the pages of a region from its first block `p` to its fence at `fence`.
+    fn give_back(&self, p: usize, fence: usize) {
+        let first = self.source.page_of(p as *const u8);
+        let last = self.source.page_of(fence as *const u8);
+        self.source.free_range(first, last);
+    }
+
+    /// Takes back the block `p` of `size` bytes at `align`. It is `dealloc` itself: `realloc`
+    /// calls that.
+    #[inline(always)]
+    fn put(&self, p: *mut u8, size: usize, align: usize) {
+        if let Some(pages) = large_pages(size, align) {
+            let first = self.source.page_of(p);
+            self.source.free_range(first, first + pages as u32 - 1);
+            return;
+        }
+        self.state.with(|s| {
+            // SAFETY: `p` is a live block of this allocator; its neighbours' headers and the
+            // last word of a free predecessor are this allocator's too.
+            unsafe {
+                let mut p = p as usize;
+                let mut size = head(p) & !FLAGS;
+                let mut first = head(p) & FIRST;
+                if head(p) & PINUSE == 0 {
+                    let before = word(p - 2 * W);
+                    p -= before;
+                    size += before;
+                    first = head(p) & FIRST;
+                    s.unlink(p, before);
+                }
+                let next = p + size;
+                if next == s.top {
+                    // Into the top; pages more than one past its end go back.
+                    s.top = p;
+                    let keep = align_up(p, PAGE_SIZE) + PAGE_SIZE;
+                    if keep < s.end {
+                        self.give_back(keep, s.end - W);
+                        s.end = keep;
+                    }
+                    return;
+                }
+                let after = head(next);
+                if after & INUSE == 0 {
+                    let more = after & !FLAGS;
+                    s.unlink(next, more);
+                    size += more;
+                }
+                if first != 0 && head(p + size) & !PINUSE == FENCE {
+                    // A left-behind region with nothing in use.
+                    self.give_back(p, p + size - W);
+                    return;
+                }
+                s.link(p, size, first);
+            }
+        })
+    }
+}
+
+// The entry points are never inlined, as the heap's are (see `heap.rs`): the probe then
+// measures the very code a plain build runs.
+// SAFETY: every block is a distinct range of the heap-base tail or of pages this allocator
+// took, aligned as asked, in use until freed (headers say which, and free blocks are only on
+// the lists or in the top); a large block is pages of its own, found again from its layout,
+// which `GlobalAlloc`'s caller passes back unchanged.
+unsafe impl<S: PageSource> GlobalAlloc for Compact<S> {
+    #[inline(never)]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.get(layout.size(), layout.align())
+    }
+
+    #[inline(never)]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout.
+        let block = unsafe { self.alloc(layout) };
+        // Free blocks keep their bytes, and so do pages Gear hands out again within a message.
+        if !block.is_null() {
+            // SAFETY: a fresh block of `layout.size()` bytes.
+            unsafe { ptr::write_bytes(block, 0, layout.size()) };
+        }
+        block
+    }
+
+    #[inline(never)]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.put(ptr, layout.size(), layout.align());
+    }
+
+    #[inline(never)]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let (old, align) = (layout.size(), layout.align());
+        let (from, to) = (large_pages(old, align), large_pages(new_size, align));
+        if from.is_none() && to.is_none() {
+            let need = align_up(new_size + W, G).max(MIN);
+            // Shrinking, or growing within the block's rounding, keeps it: no copy, no page
+            // touched. Growing moves it (into the top when nothing freed fits); growing in
+            // place into the top cost 70 code bytes, over the limit.
+            // SAFETY: `ptr` is a live block: its header is this allocator's.
+            if need <= unsafe { head(ptr as usize) } & !FLAGS {
+                return ptr;
+            }
+        } else if from == to {
+            return ptr;
+        }
+        // SAFETY: `new_size` rounded up to `align` does not overflow (`realloc`'s contract).
+        let new = unsafe { self.alloc(Layout::from_size_align_unchecked(new_size, align)) };
+        if !new.is_null() {
+            // SAFETY: both blocks are live and distinct; the copy is as long as the shorter;
+            // `ptr` is freed once, with its layout.
+            unsafe {
+                ptr::copy_nonoverlapping(ptr, new, old.min(new_size));
+                self.dealloc(ptr, layout);
+            }
+        }
+        new
+    }
+}
+
+impl<S: PageSource> crate::variant::Composed for Compact<S> {
+    const GRANULARITY: usize = 1;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{HostConfig, HostPages};
+    use std::vec::Vec;
+
+    #[test]
+    fn lists_keep_the_order_of_sizes() {
+        let mut last = 0;
+        for size in (MIN..=1 << 20).step_by(G) {
+            let b = bin_of(size);
+            assert!(b >= last && b < BINS, "{size}");
+            last = b;
+        }
+        assert_eq!(bin_of(MIN), if W == 4 { 0 } else { 2 });
+        assert_eq!(bin_of(usize::MAX & !(G - 1)), BINS - 1);
+    }
+
+    /// Random requests (small, medium, large, aligned up to 4 KiB) against a shadow of every
+    /// live block's bytes; then everything freed, and the pages must be back but the tail's.
+    #[test]
+    fn random_requests_keep_every_byte_and_give_the_pages_back() {
+        let pages = HostPages::new(HostConfig::default());
+        let heap = std::boxed::Box::new(Compact::new(pages.clone()));
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut live: Vec<(*mut u8, Layout, u8)> = Vec::new();
+        for step in 0..200_000u32 {
+            let r = next();
+            if live.len() < 2_000 && (r % 3 != 0 || live.is_empty()) {
+                let size = match r % 100 {
+                    0..=79 => (r >> 8) as usize % 128,
+                    80..=98 => (r >> 8) as usize % 8_192,
+                    _ => (r >> 8) as usize % 200_000,
+                };
+                let align = 1 << ((r >> 40) % 13).min(if r % 50 == 0 { 12 } else { 3 });
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: a valid layout; the block is freed below, once.
+                let p = unsafe {
+                    if r & (1 << 60) != 0 {
+                        heap.alloc_zeroed(layout)
+                    } else {
+                        heap.alloc(layout)
+                    }
+                };
+                assert!(
+                    !p.is_null() && (p as usize).is_multiple_of(align),
+                    "{layout:?}"
+                );
+                let mark = step as u8;
+                // SAFETY: a fresh block of `size` bytes.
+                unsafe { ptr::write_bytes(p, mark, size) };
+                live.push((p, layout, mark));
+            } else {
+                let (p, layout, mark) = live.swap_remove((r >> 8) as usize % live.len());
+                // SAFETY: a live block of `layout.size()` bytes.
+                let bytes = unsafe { core::slice::from_raw_parts(p, layout.size()) };
+                assert!(
+                    bytes.iter().all(|b| *b == mark),
+                    "block {p:?} {layout:?} overwritten"
+                );
+                if r % 4 == 0 {
+                    let new_size = (r >> 20) as usize % 10_000;
+                    // SAFETY: a live block with its layout; the new size is valid for it.
+                    let q = unsafe { heap.realloc(p, layout, new_size) };
+                    assert!(!q.is_null());
+                    // SAFETY: the kept bytes, then the whole new block.
+                    unsafe {
+                        let kept = core::slice::from_raw_parts(q, layout.size().min(new_size));
+                        assert!(kept.iter().all(|b| *b == mark));
+                        ptr::write_bytes(q, mark, new_size);
+                    }
+                    live.push((
+                        q,
+                        Layout::from_size_align(new_size, layout.align()).unwrap(),
+                        mark,
+                    ));
+                } else {
+                    // SAFETY: freed once, with its layout.
+                    unsafe { heap.dealloc(p, layout) };
+                }
+            }
+        }
+        for (p, layout, _) in live.drain(..) {
+            // SAFETY: every live block, once.
+            unsafe { heap.dealloc(p, layout) };
+        }
+        // The top keeps the page it ends in and one more; an aligned block's rest, put on a
+        // list beside the top rather than back into it (`get`), can hold the top up a page.
+        assert!(
+            pages.pages_in_use() <= 3,
+            "{} pages held with nothing live",
+            pages.pages_in_use()
+        );
+    }
+}
