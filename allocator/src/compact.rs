@@ -76,6 +76,13 @@ const fn align_up(at: usize, align: usize) -> usize {
     at.wrapping_add(align - 1) & !(align - 1)
 }
 
+/// The block a small request of `size` bytes takes: with its header, a whole number of
+/// steps, and room for the links once freed.
+#[inline(always)]
+fn block_size(size: usize) -> usize {
+    align_up(size + W, G).max(MIN)
+}
+
 /// Whether a request is whole pages, and how many.
 #[inline(always)]
 fn large_pages(size: usize, align: usize) -> Option<usize> {
@@ -225,9 +232,8 @@ impl<S: PageSource> Compact<S> {
         if let Some(pages) = large_pages(size, align) {
             return self.pages(pages, align);
         }
-        // With the header, a whole number of steps, and room for the links once freed; an
-        // alignment above G asks for enough to cut an aligned block out of.
-        let need = align_up(size + W, G).max(MIN);
+        // An alignment above G asks for enough to cut an aligned block out of.
+        let need = block_size(size);
         let ask = if align > G { need + align + MIN } else { need };
         self.state.with(|s| {
             // SAFETY: blocks and the top are this allocator's memory; see each step.
@@ -300,11 +306,13 @@ impl<S: PageSource> Compact<S> {
             return false;
         };
         let at = self.source.page_addr(first) as usize;
-        if at == s.end && s.end != 0 {
-            s.end += count * PAGE_SIZE;
-            return true;
-        }
         if s.end != 0 {
+            // Pages extend a region of pages, never the heap-base tail: a region that starts
+            // there is never given back, so pages joined to it would stay held for ever.
+            if at == s.end && s.base != 0 {
+                s.end += count * PAGE_SIZE;
+                return true;
+            }
             // SAFETY: the top's region, this allocator's; see `retire`.
             unsafe { self.retire(s) };
         }
@@ -324,11 +332,13 @@ impl<S: PageSource> Compact<S> {
         let rest = s.end - s.top;
         // SAFETY: `top - W .. end` is this allocator's and not handed out.
         unsafe {
-            set_head(s.end, FENCE | PINUSE);
             if rest >= MIN {
+                set_head(s.end, FENCE | PINUSE);
                 s.link(s.top, rest, 0);
-            } else if rest > 0 {
-                set_head(s.top, rest | INUSE | PINUSE);
+            } else {
+                // Too short to be a block: the fence comes early (in the same page), so that
+                // nothing in use pins the region.
+                set_head(s.top, FENCE | PINUSE);
             }
         }
     }
@@ -363,9 +373,19 @@ impl<S: PageSource> Compact<S> {
                     first = head(p) & FIRST;
                     s.unlink(p, before);
                 }
-                let next = p + size;
+                let mut next = p + size;
+                if next != s.top {
+                    let after = head(next);
+                    if after & INUSE == 0 {
+                        let more = after & !FLAGS;
+                        s.unlink(next, more);
+                        size += more;
+                        next += more;
+                    }
+                }
+                // Into the top (a free block can border it: an aligned block's rest, `get`);
+                // pages more than one past its end go back.
                 if next == s.top {
-                    // Into the top; pages more than one past its end go back.
                     s.top = p;
                     let keep = align_up(p, PAGE_SIZE) + PAGE_SIZE;
                     if keep < s.end {
@@ -373,12 +393,6 @@ impl<S: PageSource> Compact<S> {
                         s.end = keep;
                     }
                     return;
-                }
-                let after = head(next);
-                if after & INUSE == 0 {
-                    let more = after & !FLAGS;
-                    s.unlink(next, more);
-                    size += more;
                 }
                 if first != 0 && head(p + size) & !PINUSE == FENCE {
                     // A left-behind region with nothing in use.
@@ -425,7 +439,7 @@ unsafe impl<S: PageSource> GlobalAlloc for Compact<S> {
         let (old, align) = (layout.size(), layout.align());
         let (from, to) = (large_pages(old, align), large_pages(new_size, align));
         if from.is_none() && to.is_none() {
-            let need = align_up(new_size + W, G).max(MIN);
+            let need = block_size(new_size);
             // Shrinking, or growing within the block's rounding, keeps it: no copy, no page
             // touched. Growing moves it (into the top when nothing freed fits); growing in
             // place into the top cost 70 code bytes, over the limit.
@@ -458,6 +472,8 @@ impl<S: PageSource> crate::variant::Composed for Compact<S> {
 mod tests {
     use super::*;
     use crate::source::{HostConfig, HostPages};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
     use std::vec::Vec;
 
     #[test]
@@ -478,23 +494,17 @@ mod tests {
     fn random_requests_keep_every_byte_and_give_the_pages_back() {
         let pages = HostPages::new(HostConfig::default());
         let heap = std::boxed::Box::new(Compact::new(pages.clone()));
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = SmallRng::seed_from_u64(15);
         let mut live: Vec<(*mut u8, Layout, u8)> = Vec::new();
         for step in 0..200_000u32 {
-            let r = next();
-            if live.len() < 2_000 && (r % 3 != 0 || live.is_empty()) {
+            let r: u64 = rng.gen();
+            if live.len() < 2_000 && (!r.is_multiple_of(3) || live.is_empty()) {
                 let size = match r % 100 {
                     0..=79 => (r >> 8) as usize % 128,
                     80..=98 => (r >> 8) as usize % 8_192,
                     _ => (r >> 8) as usize % 200_000,
                 };
-                let align = 1 << ((r >> 40) % 13).min(if r % 50 == 0 { 12 } else { 3 });
+                let align = 1 << ((r >> 40) % 13).min(if r.is_multiple_of(50) { 12 } else { 3 });
                 let layout = Layout::from_size_align(size, align).unwrap();
                 // SAFETY: a valid layout; the block is freed below, once.
                 let p = unsafe {
@@ -520,7 +530,7 @@ mod tests {
                     bytes.iter().all(|b| *b == mark),
                     "block {p:?} {layout:?} overwritten"
                 );
-                if r % 4 == 0 {
+                if r.is_multiple_of(4) {
                     let new_size = (r >> 20) as usize % 10_000;
                     // SAFETY: a live block with its layout; the new size is valid for it.
                     let q = unsafe { heap.realloc(p, layout, new_size) };
@@ -546,8 +556,7 @@ mod tests {
             // SAFETY: every live block, once.
             unsafe { heap.dealloc(p, layout) };
         }
-        // The top keeps the page it ends in and one more; an aligned block's rest, put on a
-        // list beside the top rather than back into it (`get`), can hold the top up a page.
+        // The top keeps the page it ends in and one more.
         assert!(
             pages.pages_in_use() <= 3,
             "{} pages held with nothing live",
