@@ -12,7 +12,8 @@
 //!   part of `__heap_base`'s page that static data leaves free.
 //! - [`buffer`]: the static-buffer front of Gear's dlmalloc fork, with configurable cells.
 //! - [`slab`]: the lab's first front, small-block slabs with out-of-band metadata in the
-//!   heap-base tail; [`runs`]: the same slots in runs taken from the heap behind.
+//!   heap-base tail.
+//! - [`compact`]: the lab's design, a small coalescing allocator on Gear pages.
 //! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front.
 //! - [`bump`]: the floor, a bump allocator that never frees.
 //! - [`others`]: allocators other ecosystems pick (talc, rlsf), on the same page source.
@@ -27,12 +28,15 @@ extern crate std;
 pub mod backend;
 pub mod buffer;
 pub mod bump;
+// Only where it runs: in every other variant's Wasm, even unused, it changes the bytes (not the
+// size) of the program, and so every cached measurement of it.
+#[cfg(any(feature = "lab", not(target_family = "wasm")))]
+pub mod compact;
 pub mod heap;
 mod lock;
 pub mod others;
 pub mod prelude;
 pub mod probe;
-pub mod runs;
 #[cfg(galloc_shipping)]
 mod shipping;
 pub mod slab;
@@ -102,9 +106,3 @@ fn installed() -> &'static variant::Selected {
         ALLOC.inner()
     }
 }
-
-// The lab's next design, on the host only until a variant selects it: compiled into the Wasm
-// builds, even unused, it changed the bytes (not the size) of every dlmalloc variant's Wasm,
-// which `results/` records; wiring it in as `lab` regenerates those anyway.
-#[cfg(not(target_family = "wasm"))]
-pub mod compact;

@@ -7,5 +7,5 @@
 
 #[cfg(feature = "rlsf")]
 pub mod rlsf;
-#[cfg(any(feature = "talc", feature = "lab"))]
+#[cfg(feature = "talc")]
 pub mod talc;

@@ -231,25 +231,6 @@ mod active {
     }
 }
 
-/// The lab's design: slots in runs carved from dlmalloc at 8 KiB granularity (README, "The
-/// design, re-aimed"). Its first form, the slabs in the heap-base tail before talc, won on
-/// `nft-stress`, where it was shaped, and lost up to 19 % elsewhere: the tail's page and
-/// talc's first page were two pages where shipping touched one.
-#[cfg(feature = "lab")]
-mod active {
-    use crate::buffer::CellClass;
-    pub const ID: &str = "lab";
-    /// Slab slots are not the static buffer's fixed cells.
-    pub const CELLS: Option<&[CellClass]> = None;
-    /// The variant's allocator over pages of `S`.
-    pub type Alloc<S> =
-        crate::heap::Heap<crate::backend::ExactBackend<S, { 8 * 1024 }>, crate::runs::Runs>;
-    /// The variant's allocator over `source`, having served nothing.
-    pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::heap::Heap::new(crate::backend::ExactBackend::new(source))
-    }
-}
-
 /// The items of an `active` module whose allocator works on the page source itself: the type
 /// at `crate::$path`.
 #[allow(
@@ -265,6 +246,18 @@ macro_rules! direct {
             <Alloc<S>>::new(source)
         }
     };
+}
+
+/// The lab's design (README, "The design, re-aimed"): a small coalescing allocator, lowest
+/// address first from the heap-base tail, large blocks as Gear's own pages
+/// ([`crate::compact`]). Its earlier forms, slabs in the heap-base tail before talc and then
+/// slots in runs carved from dlmalloc, lost on programs they were not shaped on and carried
+/// 12 KB of code.
+#[cfg(feature = "lab")]
+mod active {
+    pub const ID: &str = "lab";
+    pub const CELLS: Option<&[crate::buffer::CellClass]> = Some(&[]);
+    direct!(compact::Compact);
 }
 
 /// The floor: a bump allocator that never frees.

@@ -42,13 +42,7 @@ const EMPTY_PAGES: u32 = 33;
 /// sub-page regions Gear's first-fit hands dlmalloc non-adjacent pages more often, so it holds
 /// more segments, and up to ~150 pages can stay with nothing live (`no-buffer`: at most 20 on
 /// the same seeds). Gear's next allocator calls `trim(0)` at the end of every message for this.
-/// `lab` is dlmalloc at 8 KiB granularity behind its runs front: the same.
-const HOLDS_UNTIL_TRIMMED: &[&str] = &[
-    "granularity-32k",
-    "granularity-16k",
-    "granularity-8k",
-    "lab",
-];
+const HOLDS_UNTIL_TRIMMED: &[&str] = &["granularity-32k", "granularity-16k", "granularity-8k"];
 
 /// Whether the variant is a yardstick known to strand pages on this load, so the test asserts
 /// that it still does (a change in either direction then shows). The registry says so
