@@ -210,12 +210,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant {
         id: "lab",
         feature: "lab",
-        label: "lab: runs + dlmalloc 8 KiB",
+        label: "lab: compact (4 KB, coalescing)",
         origin: Origin::Lab,
-        summary: "The lab's design: 16/32/64 B slots in 1 KiB runs carved from the heap \
-                  behind (upstream dlmalloc at 8 KiB granularity, which keeps the heap-base \
-                  tail), used-slot bitmaps with the allocator's state; four empty runs kept, \
-                  the rest given back.",
+        summary: "The lab's design (`allocator/src/compact.rs`): one header word a block, \
+                  free neighbours merged at once, free lists by size found through a bitmap, \
+                  lowest address first from the heap-base tail; blocks over 32 KiB are whole \
+                  Gear pages; pages go back once empty.",
         fails: None,
         reproduces: None,
     },

@@ -12,6 +12,7 @@ mod counting;
 mod dropin;
 mod integrity;
 mod layouts;
+mod links;
 mod probe;
 mod relink;
 mod report;
