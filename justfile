@@ -2,12 +2,17 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# Every variant id, from the registry (variants/src/lib.rs), one per line.
-variants := `cargo run -q --locked -p galloc-variants --bin variants -- ids 2>/dev/null | tr '\n' ' ' || true`
-variants_list := variants
+# Every variant id, from the registry (variants/src/lib.rs), is read by the recipes that loop
+# over variants when they run (`just _variants`), not when the justfile is parsed: a parse-time
+# `cargo run` cost every `just` call a cargo start, and a registry that failed to build left
+# the loops over zero variants, passing.
 
 _default:
     @just --list -u
+
+# The registry's variant ids, one per line (`--all`: reproductions too); fails, naming the registry, if it does not build or names none.
+_variants *flags:
+    @out=$(cargo run -q --locked -p galloc-variants --bin variants -- ids {{flags}}) || { echo "error: the variant registry (variants/src/lib.rs) did not build or run; see cargo's message above" >&2; exit 1; }; [ -n "$out" ] || { echo "error: the variant registry (variants/src/lib.rs) names no variant" >&2; exit 1; }; echo "$out"
 
 # Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), Debian's binaryen (wasm-opt, for Gear's post-processing), DejaVu fonts (chart labels), and g++ and flock for the fuzz target (libFuzzer is C++).
 setup:
@@ -28,17 +33,17 @@ compare variants="all" cases="default" backends="all": (sizes variants) (measure
 measure variants="all" cases="default" backends="wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
-# Measure the corpus (eight programs written as Gear authors write them, six on Sails: README, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/); then re-render results/README.md, which opens with the ship verdict over the default cases and the corpus, and print it. Runs whose builds did not change are reused from target/lab/cache.
+# Measure the corpus (eight programs written as Gear authors write them, six on Sails: docs/cases.md, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/); then re-render results/README.md, which opens with the ship verdict over the default cases and the corpus, and print it. Runs whose builds did not change are reused from target/lab/cache.
 corpus variants="all" backends="wasmtime,gtest": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --cases corpus --variants {{variants}} --backends {{backends}} --out results/corpus
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
-# Gear PR #4853's figure, re-measured (README, "Gear's 2025 figure, re-measured"): the reproduction `pr4853` (the PR's page release) on its case `ft-4853` (the study's test shape), beside shipping and gear-next (the same allocator with correct page arithmetic), at the 16 heap layouts on gtest, every message sent whatever comes back: results/pr4853/ (README.md, CSVs, images/). About a minute here once its builds are made (`time just pr4853`: 64-74 s); the first time it also builds 3 variants and re-links each at 15 layouts.
+# Gear PR #4853's figure, re-measured (docs/gear-2025.md, "Gear's 2025 figure, re-measured"): the reproduction `pr4853` (the PR's page release) on its case `ft-4853` (the study's test shape), beside shipping and gear-next (the same allocator with correct page arithmetic), at the 16 heap layouts on gtest, every message sent whatever comes back: results/pr4853/ (README.md, CSVs, images/). About a minute here once its builds are made (`time just pr4853`: 64-74 s); the first time it also builds 3 variants and re-links each at 15 layouts.
 pr4853: setup
     cargo run --locked -p galloc-lab --bin lab -- reproduce pr4853 --against shipping,gear-next
 
-# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the README's rule names (the table results/README.md opens with), from the results files, running nothing.
+# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the rule of docs/ship.md names (the table results/README.md opens with), from the results files, running nothing.
 ship:
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
@@ -62,7 +67,7 @@ bless variants="all" cases="default" backends="all": (compare variants cases bac
 # The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
 gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 
-# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page, every 4th on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): README, "Is the sweep enough?" has its table.
+# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page, every 4th on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): docs/verdicts.md, "Is the sweep enough?" has its table.
 sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends="wasmtime,gtest": setup
     rm -rf target/lab/sweep-check
     cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
@@ -118,7 +123,7 @@ sizes variants="all": setup
 test: setup
     cargo test -q --locked --workspace --exclude galloc
     cargo test -q --locked -p galloc --lib
-    for v in {{variants}}; do echo "== galloc, variant $v"; cargo test -q --locked -p galloc --features "$v" --tests -- --nocapture; done
+    vs=$(just _variants); for v in $vs; do echo "== galloc, variant $v"; cargo test -q --locked -p galloc --features "$v" --tests -- --nocapture; done
     cargo run -q --locked -p galloc-lab --bin lab -- sizes --check
     just node-test
 
@@ -138,7 +143,7 @@ _fmt:
 
 # clippy on what `just test` does not build for the host: galloc per variant (reproductions too) and the replay programs on wasm32v1-none, and the fuzz target.
 _lint-targets: setup
-    vs=$(cargo run -q --locked -p galloc-variants --bin variants -- ids --all); for v in $vs; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
+    vs=$(just _variants --all); for v in $vs; do cargo clippy -q --locked -p galloc --target wasm32v1-none --features "$v,probe" -- -D warnings; done
     cargo clippy -q --locked -p galloc --target wasm32v1-none --features probe-twin -- -D warnings
     cargo clippy -q --locked -p lab-replay -p lab-synthetic --target wasm32v1-none --features galloc/shipping -- -D warnings
     cargo clippy -q --locked --manifest-path fuzz/Cargo.toml --target-dir target/lab/fuzz --features galloc/shipping -- -D warnings
@@ -156,7 +161,7 @@ fuzz variants="all" seconds="600": setup
     set -euo pipefail
     export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
     host=$(rustc -vV | sed -n 's/^host: //p')
-    vs="{{variants}}"; [ "$vs" = all ] && vs="{{variants_list}}"
+    vs="{{variants}}"; [ "$vs" = all ] && vs=$(just _variants)
     for v in ${vs//,/ }; do
         mkdir -p "target/lab/fuzz/corpus/$v" "target/lab/fuzz/crashes/$v" target/lab/fuzz/bin
         # One target dir for all variants (libFuzzer's C++ is built once); the lock keeps a

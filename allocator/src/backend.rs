@@ -33,7 +33,7 @@ pub trait Backend: dlmalloc::Allocator {
 /// A region is returned only in whole pages: what dlmalloc gives back is freed from the first
 /// page boundary at or after its start. Gear's next allocator frees from the page *holding* the
 /// start instead, which on a trim by a sub-page granularity frees a page dlmalloc still uses
-/// (`tests/suite/gear_next.rs` shows it; README, "Gear's next allocator").
+/// (`tests/suite/gear_next.rs` shows it; docs/long-runs.md, "Gear's next allocator").
 pub struct PageBackend<S, const G: usize = PAGE_SIZE> {
     source: S,
     /// Whether the heap-base tail has been handed out.
@@ -172,7 +172,7 @@ const TRACKED_PAGES: usize = 4096;
 /// dlmalloc or the spare run holds that granule, and the page goes back to Gear when its mask
 /// empties. Without this, a page shared by two regions was never freed (each release only
 /// freed the pages wholly inside it), and such stranded pages cut Gear's page space into runs
-/// too short for a large request while most of the memory was free (README, "Long runs on
+/// too short for a large request while most of the memory was free (docs/long-runs.md, "Long runs on
 /// Gear's memory").
 pub struct ExactBackend<S, const G: usize> {
     pages: PageBackend<S>,

@@ -3,7 +3,7 @@
 //! designed-on half and judged on the held-out half and the default cases (README, "The
 //! design, re-aimed").
 //!
-//! Why this shape, from what the lab measured (README, "The design, re-aimed"): on Gear an
+//! Why this shape, from what the lab measured (docs/design.md, "The design, re-aimed"): on Gear an
 //! allocator costs mostly the 16 KiB pages a message touches and its code bytes (every message
 //! pays for every byte of the program), not instructions. So:
 //!
@@ -14,7 +14,7 @@
 //!   free their old buffer each time they double; merged, those holes take the next buffers,
 //!   so the heap stays on the pages it has. (The first form of this design had size classes
 //!   without coalescing: on the DEX program the freed hash tables stranded 7 KB and its heap
-//!   reached a 16 KiB page more than shipping's, +8 % gas; README, ideas table.)
+//!   reached a 16 KiB page more than shipping's, +8 % gas; docs/design.md, ideas table.)
 //! - **Lowest first.** The heap starts in the heap-base tail (the page static data is on,
 //!   touched by every message anyway) and grows upward; a freed block next to the top goes
 //!   back into the top, so a message's temporaries land where the last message's did.

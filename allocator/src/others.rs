@@ -3,7 +3,7 @@
 //! Each comes from crates.io unchanged; what is written here is only its memory-source hook
 //! over [`PageSource`](crate::source::PageSource) (they all call `memory.grow` on Wasm, which
 //! Gear rejects) and a `GlobalAlloc` around it. `lol_alloc` is not here: its page source is a
-//! crate-private trait whose only implementation executes `memory.grow` (see the README).
+//! crate-private trait whose only implementation executes `memory.grow` (docs/variants.md).
 
 #[cfg(feature = "rlsf")]
 pub mod rlsf;

@@ -176,13 +176,13 @@ granularity_variant!("granularity-8k", 8);
 /// 16 KiB over whole Gear pages, the periodic release pass off, and `trim(0)` at the end of
 /// every message ([`TRIMS_AT_MESSAGE_END`]). One deliberate difference: a trim frees from the
 /// first page boundary after the kept part, where Gear's frees the page the kept part ends in
-/// (README, "Gear's next allocator").
+/// (docs/long-runs.md, "Gear's next allocator").
 ///
 /// `pr4853` is the same allocator with the PR's own page release, which frees
 /// `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range dlmalloc gives up
 /// ([`crate::backend::PageBackend`] under that feature), and so frees the page a trimmed
 /// segment's kept part ends in: a reproduction, kept to show what that does to a program
-/// (README, "Gear's 2025 figure, re-measured"), measured on its case only, never recommended.
+/// (docs/gear-2025.md, "Gear's 2025 figure, re-measured"), measured on its case only, never recommended.
 #[cfg(any(feature = "gear-next", feature = "pr4853"))]
 mod active {
     use crate::buffer::{CellClass, NoBuffer};
@@ -248,7 +248,7 @@ macro_rules! direct {
     };
 }
 
-/// The lab's design (README, "The design, re-aimed"): a small coalescing allocator, lowest
+/// The lab's design (docs/design.md, "The design, re-aimed"): a small coalescing allocator, lowest
 /// address first from the heap-base tail, large blocks as Gear's own pages
 /// ([`crate::compact`]). Its earlier forms, slabs in the heap-base tail before talc and then
 /// slots in runs carved from dlmalloc, lost on programs they were not shaped on and carried

@@ -46,7 +46,7 @@ enum Command {
     /// the results files, running nothing.
     Verdict(cmd::verdict::Args),
     /// What galloc should ship: every variant over the default cases and the corpus at once,
-    /// and the variant the README's rule names, from the results files (running nothing).
+    /// and the variant the rule of docs/ship.md names, from the results files (running nothing).
     Ship(cmd::ship::Args),
     /// A reproduction of someone else's allocator on its case (`lab reproduce pr4853`), beside
     /// shipping and the variants given, over the heap layouts on gtest: where it goes wrong and

@@ -115,7 +115,7 @@ fn long_run_on_gear_memory_refuses_nothing_it_could_serve_and_returns_pages() {
         .all(|v| std::env::var_os(v).is_none());
         assert!(
             !defaults || !wrongly_refused.is_empty(),
-            "{ID} was expected to refuse requests with memory free (README, \"Gear's next \
+            "{ID} was expected to refuse requests with memory free (docs/long-runs.md, \"Gear's next \
              allocator\") and refused none: update the README and the registry's `fails` (variants/src/lib.rs)"
         );
         return;

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 const NO_NODE: &str = "lab-node: no node to measure on. Pass --node ws://HOST:PORT for a running \
 Gear node (a 1.10 runtime: `gear --dev` listens on ws://127.0.0.1:9944), or --node-bin PATH to a \
 gear node binary, which is started with --dev --tmp on a free port. No crate ships a node: \
-download one from https://get.gear.rs or build it from github.com/gear-tech/gear (README, \
+download one from https://get.gear.rs or build it from github.com/gear-tech/gear (docs/node.md, \
 \"Measuring on a real node\").";
 
 #[derive(Parser)]

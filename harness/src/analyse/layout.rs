@@ -33,7 +33,7 @@ pub const WASM_PAGE: u32 = 64 * 1024;
 
 /// Layouts `just compare` runs every case at on gas (offset 0 is the committed, linker's own),
 /// [`stratified`] over the 64 KiB Wasm page: what `results/` holds. Held against a 64-point
-/// grid over the Wasm page (`just sweep-check`, README "Is the sweep enough?") these miss a
+/// grid over the Wasm page (`just sweep-check`, docs/verdicts.md, "Is the sweep enough?") these miss a
 /// verdict or a median by more than the band on 1 of 8 pairs; the 8 points over one Gear page
 /// the lab swept before ([`offsets`]) missed on 2, and 8 stratified points on 3.
 pub const POINTS: u32 = 16;
@@ -47,7 +47,7 @@ pub const FUEL_STRIDE: usize = 4;
 /// The minimum effect, in percent of shipping's total: a variant is better (worse) only when
 /// it is cheaper (dearer) by more than this at every layout, and the same when it is within it
 /// at every layout. criterion's default noise threshold, and what the committed sweep shows
-/// layout luck alone does: README, "The minimum effect".
+/// layout luck alone does: docs/verdicts.md, "The minimum effect".
 pub const BAND_PCT: f64 = 1.0;
 
 /// The variant every other is paired with.
@@ -120,7 +120,7 @@ pub fn default_on(backend: BackendKind) -> Vec<u32> {
 /// The offsets of `offsets` at which a case's second workload runs on `backend`: on gas the
 /// fuel meter's points (`fuel_stride`: one in each Gear page of the Wasm page), which keeps
 /// `just compare` within 1.5 times the runs of the earlier sweep; none on the fuel meter (its
-/// verdicts barely move: README, "Is the sweep enough?") and none at a single layout (the gate
+/// verdicts barely move: docs/verdicts.md, "Is the sweep enough?") and none at a single layout (the gate
 /// compares totals at the linker's layout, not verdicts).
 pub fn second_on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32> {
     if backend == BackendKind::Wasmtime || offsets.len() < 2 {

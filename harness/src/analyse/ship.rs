@@ -69,7 +69,7 @@ pub struct Rule {
     pub worst_median_pct: f64,
 }
 
-/// The rule the README states.
+/// The rule docs/ship.md states.
 pub const RULE: Rule = Rule {
     better_share: 0.8,
     worst_median_pct: BAND_PCT,
@@ -212,7 +212,7 @@ pub fn judge(
     })
 }
 
-/// What the lab asks of its own design before calling it done (README, "The design, re-aimed"),
+/// What the lab asks of its own design before calling it done (docs/design.md, "The design, re-aimed"),
 /// on the programs it was not shaped on: every default case and the held-out corpus programs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Target {

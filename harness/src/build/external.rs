@@ -13,7 +13,7 @@
 //! it was after each build.
 //!
 //! **Scenarios.** A JSON file, or a text file of hex lines; see [`Scenario::read`] and the
-//! README's "Measuring another program".
+//! docs/your-program.md, "Measuring another program".
 
 use crate::backend::UserId;
 use crate::scenario::idl::Idl;

@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long, default_value = "")]
     allocator_features: String,
     /// Heap layouts to run each case's plain build at, stratified over the 64 KiB Wasm page and
-    /// each 16 KiB Gear page in it (README: "Verdicts across heap layouts"); 1 runs the linker's
+    /// each 16 KiB Gear page in it (docs/verdicts.md, "Verdicts across heap layouts"); 1 runs the linker's
     /// layout alone, as the gate does. `results/` always holds every case at 16.
     #[arg(long, default_value_t = galloc_lab::layout::POINTS)]
     layouts: u32,
@@ -67,7 +67,7 @@ pub struct Args {
     /// before, kept to compare with). Needs `--out`.
     #[arg(long)]
     one_gear_page: bool,
-    /// The fuel meter runs every this many of the points (README: "Is the sweep enough?").
+    /// The fuel meter runs every this many of the points (docs/verdicts.md, "Is the sweep enough?").
     /// Needs `--out` unless it is the default.
     #[arg(long, default_value_t = galloc_lab::layout::FUEL_STRIDE)]
     fuel_stride: usize,
@@ -75,7 +75,7 @@ pub struct Args {
     /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
     #[arg(long, conflicts_with = "layouts")]
     layout_step: Option<u32>,
-    /// Skip the cases' second workloads (README: "A second workload"), as the dense grid of
+    /// Skip the cases' second workloads (docs/verdicts.md, "A second workload"), as the dense grid of
     /// `just sweep-check` does. Needs `--out`: `results/` holds them for every pair.
     #[arg(long)]
     no_second_workload: bool,
@@ -83,7 +83,7 @@ pub struct Args {
     /// `Cargo.toml`). Needs `--scenario`; built per variant without editing the crate.
     #[arg(long, requires = "scenario")]
     program: Option<std::path::PathBuf>,
-    /// The messages for `--program`: JSON, or text lines of SCALE hex (README: "Measuring
+    /// The messages for `--program`: JSON, or text lines of SCALE hex (docs/your-program.md, "Measuring
     /// another program"). Its file stem names the case.
     #[arg(long, requires = "program")]
     scenario: Option<std::path::PathBuf>,

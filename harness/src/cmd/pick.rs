@@ -20,7 +20,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// The program's crate directory (or its `Cargo.toml`).
     program: PathBuf,
-    /// Its scenario file (README: "Measuring another program").
+    /// Its scenario file (docs/your-program.md, "Measuring another program").
     scenario: PathBuf,
     /// The variants to choose among, comma-separated, or `all`; `shipping` is always measured
     /// (every figure is relative to it).
@@ -29,7 +29,7 @@ pub struct Args {
     /// The backend whose unit decides: `gtest` (gas, Gear's own charge) or `wasmtime` (fuel).
     #[arg(long, default_value = "gtest")]
     backend: String,
-    /// Heap layouts to run each build at (README: "Verdicts across heap layouts").
+    /// Heap layouts to run each build at (docs/verdicts.md, "Verdicts across heap layouts").
     #[arg(long, default_value_t = layout::POINTS)]
     layouts: u32,
     /// Where the measurement is written (default: `target/lab/programs/<scenario name>/`).
@@ -212,7 +212,7 @@ impl<'a> Pick<'a> {
                 }
                 self.push_excluded(&mut out);
                 out.push_str(&format!(
-                    "  Cargo.toml, both lines (README: \"Using a variant in your program\"):\n    \
+                    "  Cargo.toml, both lines (docs/your-program.md, \"Using a variant in your program\"):\n    \
                      [dependencies] galloc = {{ version = \"=2.0.0\", features = [\"{v}\"] }}\n    \
                      [patch.crates-io] galloc = {{ path = {:?} }}\n",
                     allocator.display().to_string()

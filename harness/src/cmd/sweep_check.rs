@@ -1,4 +1,4 @@
-//! `lab sweep-check`: the default layout sweep held against a dense grid (README, "Is the
+//! `lab sweep-check`: the default layout sweep held against a dense grid (docs/verdicts.md, "Is the
 //! sweep enough?"). Reads a run made with `--layout-step` (`just sweep-check` makes it) and
 //! prints, per variant and case, both sets' figures; fails if any verdict or median differs
 //! beyond the stated tolerance.

@@ -19,11 +19,11 @@ pub fn markdown(ship: &Ship) -> String {
     let _ = writeln!(
         out,
         "Every variant against `{REFERENCE}` on all {n} programs the lab runs at once: the {} \
-         default cases and the {corpus} corpus programs (README, \"The corpus\"), gas on gtest \
+         default cases and the {corpus} corpus programs (docs/cases.md, \"The corpus\"), gas on gtest \
          over the heap-layout sweep. A program counts as **better** (**same**, **worse**) when \
          the variant is cheaper than shipping by more than the minimum effect ({} %) at every \
          layout (within it, dearer) *and* the program's second workload says the same; \
-         anything else counts as **noise**. The rule (README, \"What galloc should ship\"): \
+         anything else counts as **noise**. The rule (docs/ship.md, \"What galloc should ship\"): \
          better on at least {:.0} % of the programs, a median more than {} % above shipping's \
          on none, and passing the lab's own tests (neither the floor nor a variant that holds \
          pages with nothing live); of the variants it admits, the lowest geometric mean of \
@@ -91,7 +91,7 @@ fn target(out: &mut String, ship: &Ship) {
     let _ = writeln!(out, "### The design target\n");
     let _ = writeln!(
         out,
-        "What the lab asks of a design of its own (README, \"The design, re-aimed\"), on the \
+        "What the lab asks of a design of its own (docs/design.md, \"The design, re-aimed\"), on the \
          {n} programs no design was shaped on ({}): better on at least {:.0} % of them, worse \
          at the median (by more than the minimum effect) on none, a geometric mean of medians \
          of {:+.1} % or less, allocator code of at most {} bytes, and a lower geometric mean \

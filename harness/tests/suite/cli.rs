@@ -85,7 +85,7 @@ fn unknown_variant_case_and_backend_are_named() {
 
 /// Without a node, naming the node backend is an error that says what to pass (`all` leaving
 /// it out is tested in the backend module). With an address where no node listens: the connection error, before
-/// any build. (No node can run here; README, "Measuring on a real node".)
+/// any build. (No node can run here; docs/node.md, "Measuring on a real node".)
 #[test]
 fn the_node_backend_says_what_it_needs() {
     let lab = |args: &[&str]| {

@@ -1,7 +1,7 @@
 //! What a step's total counts: on gtest, every execution the step's message sets off in the
 //! program (the message's own, each message the program sends itself, each reply it handles),
 //! which the step's sender pays for; the fuel meter, which has no message queue, refuses a
-//! program that can message itself instead of counting one execution of several (README,
+//! program that can message itself instead of counting one execution of several (docs/method.md,
 //! "What a step's total counts").
 
 use galloc_lab::backend::{gtest::GtestBackend, wasmtime::WasmtimeBackend, Backend};

@@ -1,6 +1,6 @@
 //! The drop-in: a program that patches the lab's galloc in and names no feature builds exactly
 //! what galloc 2.0 ships (`shipping`), byte for byte as deployed, on a gstd and a Sails program.
-//! Naming no feature is what a program gets from the patch line alone (README, "Using a variant
+//! Naming no feature is what a program gets from the patch line alone (docs/your-program.md, "Using a variant
 //! in your program"): it must never cost more than changing nothing.
 
 use galloc_lab::build::{build, BuildRequest};

@@ -1,6 +1,6 @@
 //! The committed verdicts are exactly what the committed layout rows imply: recomputed here
 //! from `results/<backend>/layouts.csv` and `second.csv` alone, with nothing of the lab's own
-//! arithmetic but the stated minimum effect (1 %) and the stated offsets (README, "Verdicts
+//! arithmetic but the stated minimum effect (1 %) and the stated offsets (docs/verdicts.md, "Verdicts
 //! across heap layouts", "A second workload").
 
 use galloc_lab::results::{read_csv, LayoutRow, SecondRow, TotalRow};
@@ -11,10 +11,10 @@ fn results() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../results")
 }
 
-/// The minimum effect the README states, in percent of shipping's total.
+/// The minimum effect docs/verdicts.md states, in percent of shipping's total.
 const BAND: f64 = 1.0;
 
-/// The offsets the README states on gas: 16 stratified over the 64 KiB Wasm page, every 1 KiB
+/// The offsets docs/verdicts.md states on gas: 16 stratified over the 64 KiB Wasm page, every 1 KiB
 /// of the 16 KiB Gear page once and every Gear page of the Wasm page four times.
 const OFFSETS: [u32; 16] = [
     0, 4096, 8192, 12288, 17408, 21504, 25600, 29696, 34816, 38912, 43008, 47104, 52224, 56320,

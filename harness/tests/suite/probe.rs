@@ -4,7 +4,7 @@
 //! Gas is deterministic, so the relation is asserted to hold exactly, on every message but the
 //! one that calibrates. It did not while the twin was smaller than the probe around the
 //! allocator: the optimisers inlined the two differently, by 1 to 12 fuel on some paths
-//! (README, "How the relation became exact").
+//! (docs/method.md, "How the relation became exact").
 
 use galloc_lab::backend::BackendKind;
 use galloc_lab::measure::{measure_case, validate, Builds};

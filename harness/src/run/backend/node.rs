@@ -27,7 +27,7 @@ pub enum Endpoint {
 /// and the error when the node backend is asked for by name.
 pub const NO_NODE: &str = "no node given: pass --node ws://HOST:PORT (or set LAB_NODE) for a \
 running Gear node, or --node-bin PATH (or LAB_NODE_BIN) for a gear node binary to start with \
---dev; README, \"Measuring on a real node\"";
+--dev; docs/node.md, \"Measuring on a real node\"";
 
 struct Config {
     endpoint: Endpoint,

@@ -124,7 +124,7 @@ pub struct Case {
     /// Builds the scenario.
     pub make: fn() -> Scenario,
     /// Another traffic of the same program, which every verdict on the case is checked
-    /// against (README, "A second workload"): every default case has one.
+    /// against (docs/verdicts.md, "A second workload"): every default case has one.
     pub second: Option<Workload>,
 }
 

@@ -323,7 +323,7 @@ impl PageLog {
             self.counts.first_touch = Some(t);
         }
         // Which pages, not just how many, and on a probe build where each was first touched:
-        // the clue to where an allocator costs pages (README, "Reading the results").
+        // the clue to where an allocator costs pages (docs/results.md, "Reading the results").
         if std::env::var_os("LAB_PAGE_LOG").is_some() {
             let place = |p: usize| {
                 first

@@ -2,7 +2,7 @@
 //! Sails, two in plain gstd), each of a different kind, each with two workloads of 300 or more
 //! messages from many users, refusals included, every reply (and every Sails event) answered
 //! by the program's own rules run on the host. The verdict on what galloc should ship is judged
-//! on these and the default cases (README, "What galloc should ship"); which half a design may
+//! on these and the default cases (docs/ship.md, "What galloc should ship"); which half a design may
 //! be shaped on is fixed in the registry (`held_out`).
 
 pub mod dao;
