@@ -127,6 +127,12 @@ test: setup
     cargo run -q --locked -p galloc-lab --bin lab -- sizes --check
     just node-test
 
+# Miri, Rust's checker of undefined behaviour, on the host tests of the allocator's own parts: the fronts (`slab`, `buffer`), the page backends (`backend`, without dlmalloc: dlmalloc 0.2.14 itself fails Miri, docs/tests.md), the simulated Gear memory (`source`) and the lab's design (`compact`). Not in `just test`: it needs the nightly toolchain, installed here on first use (CI's budget has no room for that toolchain and a second build of the allocator). Addresses made from integers (Gear's page numbers, and the tests' own) are allowed: `-Zmiri-permissive-provenance`.
+miri:
+    @rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal --component miri,rust-src
+    @rustup +nightly component list --installed | grep -q '^miri' || rustup +nightly component add miri rust-src
+    MIRIFLAGS=-Zmiri-permissive-provenance cargo +nightly miri test -q --locked -p galloc --lib -- slab:: buffer:: backend:: source:: compact::
+
 # The node backend's own tests (its own workspace and lock file: gclient pins Gear 1.10): event and account mapping, the no-node errors. No node runs here.
 node-test:
     cargo test -q --locked --manifest-path harness/node/Cargo.toml --target-dir target/lab/node
