@@ -165,9 +165,11 @@ replay variants="all" cases="default" trace="": setup
 fuzz variants="all" seconds="600": setup
     #!/usr/bin/env bash
     set -euo pipefail
+    # The registry is read before the fuzzing flags are set: built with them, its binary would
+    # not link (the sanitizer's symbols are libFuzzer's).
+    vs="{{variants}}"; [ "$vs" = all ] && vs=$(just _variants)
     export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
     host=$(rustc -vV | sed -n 's/^host: //p')
-    vs="{{variants}}"; [ "$vs" = all ] && vs=$(just _variants)
     for v in ${vs//,/ }; do
         mkdir -p "target/lab/fuzz/corpus/$v" "target/lab/fuzz/crashes/$v" target/lab/fuzz/bin
         # One target dir for all variants (libFuzzer's C++ is built once); the lock keeps a
