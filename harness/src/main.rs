@@ -4,7 +4,7 @@ mod cmd;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::workspace::Workspace;
 use std::path::PathBuf;
 
 #[derive(Parser)]

@@ -72,7 +72,7 @@ pub struct TotalRow {
     /// Bytes of the deployed `.opt.wasm` (plain build).
     pub code_bytes: u64,
     /// Heap layouts the plain build was run at (`<backend>/layouts.csv`; see
-    /// [`crate::layout`]); `total` is the one at offset 0, the build as the linker lays it out.
+    /// [`crate::analyse::layout`]); `total` is the one at offset 0, the build as the linker lays it out.
     pub layouts: u64,
     /// The plain build's total over those layouts: median (mean of the middle two for an even
     /// count, 1 decimal), lowest and highest.
@@ -97,7 +97,7 @@ pub struct TotalRow {
     pub failed_total: u64,
 }
 
-/// The plain build of one case at one heap layout (the layout sweep, [`crate::layout`]).
+/// The plain build of one case at one heap layout (the layout sweep, [`crate::analyse::layout`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayoutRow {
     pub backend: String,
@@ -115,7 +115,7 @@ pub struct LayoutRow {
     pub pages_written: Option<u64>,
 }
 
-/// A case's second workload ([`crate::scenario::Workload`]) on one plain build at one heap
+/// A case's second workload ([`crate::run::scenario::Workload`]) on one plain build at one heap
 /// layout: what every verdict on the case is checked against (`<backend>/second.csv`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SecondRow {
@@ -148,7 +148,7 @@ impl SecondRow {
         }
     }
 
-    /// The row as a layout of its case, for the sweep's arithmetic ([`crate::layout`]).
+    /// The row as a layout of its case, for the sweep's arithmetic ([`crate::analyse::layout`]).
     pub fn as_layout(&self) -> LayoutRow {
         LayoutRow {
             backend: self.backend.clone(),
@@ -210,7 +210,7 @@ pub struct ArtifactRow {
     pub variant: String,
     /// `plain`, `probe`, `twin`, or `layout` (a plain build of the layout sweep).
     pub build: String,
-    /// Bytes the statics of a `layout` build were moved up ([`crate::layout`]), 0 otherwise.
+    /// Bytes the statics of a `layout` build were moved up ([`crate::analyse::layout`]), 0 otherwise.
     pub layout_offset: u32,
     /// Bytes of the `.opt.wasm`.
     pub bytes: u64,
@@ -244,17 +244,17 @@ pub struct MessageRow {
     pub free_calls: u64,
     /// Their calibrated cost.
     pub allocator_cost: u64,
-    /// 16 KiB pages the plain build's message touched ([`crate::backend::PageCounts`]), where
+    /// 16 KiB pages the plain build's message touched ([`crate::run::backend::PageCounts`]), where
     /// the backend sees them; empty otherwise.
     pub pages_read: Option<u32>,
     pub pages_written: Option<u32>,
     pub pages_write_after_read: Option<u32>,
     pub pages_loaded: Option<u32>,
     /// Runs of pages the program held through `alloc` when the message began (Gear charges
-    /// for loading them, [`crate::agreement::allocations_gas`]), where the backend sees them.
+    /// for loading them, [`crate::analyse::agreement::allocations_gas`]), where the backend sees them.
     pub allocation_intervals: Option<u32>,
     /// The probe build's pages of this message by where each was first touched
-    /// ([`crate::backend::FirstTouch`]), where the backend sees them (wasmtime).
+    /// ([`crate::run::backend::FirstTouch`]), where the backend sees them (wasmtime).
     pub probe_first_allocator_static: Option<u32>,
     pub probe_first_allocator_heap: Option<u32>,
     pub probe_first_allocator_block: Option<u32>,
@@ -282,7 +282,7 @@ pub struct PagesRow {
     /// upload), in gas.
     pub page_gas: u64,
     /// The probe build's pages (first read or first written), summed over the case, and the
-    /// same split by where each was first touched ([`crate::backend::FirstTouch`]): inside an
+    /// same split by where each was first touched ([`crate::run::backend::FirstTouch`]): inside an
     /// allocator call in static data, in heap metadata, in the call's block; outside, in
     /// static data, in the heap. The five add up to `probe_pages`.
     pub probe_pages: u64,
@@ -318,7 +318,7 @@ pub struct AgreementRow {
     /// Fitted weight of the page gas in the second fit (1 = the schedule's weights explain it).
     pub page_gas_weight: f64,
     /// R² against fuel, page gas and the gas of loading the program's allocations before the
-    /// message ([`crate::agreement::allocations_gas`]), 4 decimals.
+    /// message ([`crate::analyse::agreement::allocations_gas`]), 4 decimals.
     pub r2_fuel_pages_allocations: f64,
     /// Fitted weight of the allocations' gas in that fit (1 = the schedule's weights; 0 when
     /// no message of the case had any).

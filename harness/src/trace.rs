@@ -1,6 +1,6 @@
 //! Allocation traces: every allocator call of a scenario run, with its fuel, saved for replay.
 
-use crate::run::CaseRun;
+use crate::run::execute::CaseRun;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

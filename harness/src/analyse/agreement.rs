@@ -5,8 +5,9 @@
 //! pages; nothing for a program that never called `alloc`), which neither fuel nor page
 //! accesses show.
 
-use crate::backend::PageCounts;
+use crate::analyse::fit::least_squares;
 use crate::results::{round, AgreementRow};
+use crate::run::backend::PageCounts;
 use gear_core::costs::LazyPagesCosts;
 use gear_core::gas_metering::Schedule;
 use std::sync::OnceLock;
@@ -172,71 +173,6 @@ pub fn spearman(a: &[f64], b: &[f64]) -> f64 {
     cov / (va * vb).sqrt()
 }
 
-/// Ordinary least squares of `y` on the columns of `x` (normal equations); returns the
-/// coefficients and R². Degenerate systems give zero coefficients and R² 0.
-fn least_squares(x: &[Vec<f64>], y: &[f64]) -> (Vec<f64>, f64) {
-    let k = x.first().map_or(0, Vec::len);
-    // Scale columns so the normal equations stay well conditioned (gas ~1e9, fuel ~1e4).
-    let scale: Vec<f64> = (0..k)
-        .map(|j| x.iter().map(|r| r[j].abs()).fold(0.0, f64::max).max(1.0))
-        .collect();
-    let mut a = vec![vec![0.0; k + 1]; k];
-    for (row, &yi) in x.iter().zip(y) {
-        for i in 0..k {
-            for j in 0..k {
-                a[i][j] += row[i] / scale[i] * row[j] / scale[j];
-            }
-            a[i][k] += row[i] / scale[i] * yi;
-        }
-    }
-    let Some(solution) = gauss(a, k) else {
-        return (vec![0.0; k], 0.0);
-    };
-    let coef: Vec<f64> = solution.iter().zip(&scale).map(|(c, s)| c / s).collect();
-    let mean = y.iter().sum::<f64>() / y.len() as f64;
-    let (mut ss_res, mut ss_tot) = (0.0, 0.0);
-    for (row, &yi) in x.iter().zip(y) {
-        let fit: f64 = row.iter().zip(&coef).map(|(v, c)| v * c).sum();
-        ss_res += (yi - fit).powi(2);
-        ss_tot += (yi - mean).powi(2);
-    }
-    let r2 = if ss_tot > 0.0 {
-        1.0 - ss_res / ss_tot
-    } else {
-        1.0
-    };
-    (coef, r2)
-}
-
-/// Solves `m` (rows of `unknowns` coefficients, then the right-hand side; at least as many
-/// rows as unknowns) by Gaussian elimination with partial pivoting; `None` when fewer rows are
-/// independent than there are unknowns. Shared with the probe validation's exact fit.
-pub(crate) fn gauss(mut m: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<f64>> {
-    if m.len() < unknowns {
-        return None;
-    }
-    for col in 0..unknowns {
-        let pivot = (col..m.len()).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
-        if m[pivot][col].abs() < 1e-9 {
-            return None;
-        }
-        m.swap(col, pivot);
-        let pivot_row = m[col].clone();
-        for (r, row) in m.iter_mut().enumerate() {
-            if r != col {
-                let f = row[col] / pivot_row[col];
-                for (x, p) in row[col..=unknowns]
-                    .iter_mut()
-                    .zip(&pivot_row[col..=unknowns])
-                {
-                    *x -= f * p;
-                }
-            }
-        }
-    }
-    Some((0..unknowns).map(|i| m[i][unknowns] / m[i][i]).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,20 +182,6 @@ mod tests {
         assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), 1.0);
         assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), -1.0);
         assert_eq!(ranks(&[5.0, 1.0, 5.0]), vec![2.5, 1.0, 2.5]);
-    }
-
-    #[test]
-    fn least_squares_recovers_an_exact_relation() {
-        let x: Vec<Vec<f64>> = (0..20)
-            .map(|i| vec![1.0, i as f64 * 1e4, ((i * 7) % 5) as f64 * 3e7])
-            .collect();
-        let y: Vec<f64> = x.iter().map(|r| 5e8 + 2000.0 * r[1] + r[2]).collect();
-        let (coef, r2) = least_squares(&x, &y);
-        assert!(
-            (coef[1] - 2000.0).abs() < 1e-3 && (coef[2] - 1.0).abs() < 1e-9,
-            "{coef:?}"
-        );
-        assert!((r2 - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -16,12 +16,12 @@
 //! The probe and twin builds stay at the linker's own layout: they measure what the allocator
 //! did there, and the probe's relation to its twin holds per layout, so one is enough.
 
-use crate::backend::BackendKind;
-use crate::build::{build, Artifact, BuildRequest, PostProcess};
+use crate::build::artifact::{build, Artifact, BuildRequest, PostProcess};
+use crate::build::workspace::Workspace;
 use crate::results::{round, LayoutRow, SecondRow, TotalRow};
-use crate::run::{run_case, CaseRun, ProbeReads};
-use crate::scenario::Scenario;
-use crate::workspace::Workspace;
+use crate::run::backend::BackendKind;
+use crate::run::execute::{run_case, CaseRun, ProbeReads};
+use crate::run::scenario::Scenario;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 
@@ -188,13 +188,13 @@ pub fn row(
     scenario: &Scenario,
     variant: &str,
     backend: BackendKind,
-    unit: crate::backend::Unit,
+    unit: crate::run::backend::Unit,
     offset: u32,
     artifact: &Artifact,
     run: &CaseRun,
 ) -> Result<LayoutRow> {
     let pages: Option<Vec<_>> = run.messages.iter().map(|m| m.pages).collect();
-    let sum = |f: fn(&crate::backend::PageCounts) -> u32| {
+    let sum = |f: fn(&crate::run::backend::PageCounts) -> u32| {
         pages
             .as_ref()
             .map(|p| p.iter().map(|c| u64::from(f(c))).sum())

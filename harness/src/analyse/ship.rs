@@ -11,8 +11,8 @@
 //! Of the variants the rule admits, the lab names the one with the lowest geometric mean of
 //! medians; shipping when it admits none.
 
-use crate::layout::{self, Holds, Summary, Verdict, BAND_PCT};
-use crate::report::Inputs;
+use crate::analyse::layout::{self, Holds, Summary, Verdict, BAND_PCT};
+use crate::report::inputs::Inputs;
 use crate::results::{read_csv, CodeSizeRow, LayoutRow, SecondRow};
 use anyhow::{bail, Context, Result};
 use galloc_variants::REFERENCE;
@@ -25,7 +25,7 @@ pub const CORPUS_DIR: &str = "corpus";
 /// The programs the verdict is judged on: every default case, then the corpus, in the
 /// registry's order.
 pub fn programs() -> Vec<&'static str> {
-    let cases = crate::scenario::CASES.iter();
+    let cases = crate::run::scenario::CASES.iter();
     cases
         .filter(|c| c.default || c.corpus)
         .map(|c| c.id)
@@ -236,7 +236,7 @@ pub const TARGET: Target = Target {
 
 /// The programs the target is judged on: the default cases and the held-out corpus programs.
 pub fn target_programs() -> Vec<&'static str> {
-    crate::scenario::CASES
+    crate::run::scenario::CASES
         .iter()
         .filter(|c| c.default || (c.corpus && c.held_out))
         .map(|c| c.id)
@@ -302,9 +302,10 @@ impl Ship {
                     missed.push(format!("geomean {g:+.2} %"));
                 }
                 match row.code_bytes {
-                    Some(b) if b > target.code_bytes => {
-                        missed.push(format!("{} code bytes", crate::report::thousands(b)))
-                    }
+                    Some(b) if b > target.code_bytes => missed.push(format!(
+                        "{} code bytes",
+                        crate::report::inputs::thousands(b)
+                    )),
                     None => missed.push("code bytes not measured".into()),
                     _ => {}
                 }
@@ -363,7 +364,7 @@ mod tests {
     fn layout_row(case: &str, variant: &str, offset: u32, total: u64) -> LayoutRow {
         LayoutRow {
             case: case.into(),
-            ..crate::layout::tests::r(variant, offset, total)
+            ..crate::analyse::layout::tests::r(variant, offset, total)
         }
     }
 

@@ -6,7 +6,7 @@
 //! says, per variant and case, whether the default points alone reach the verdict the whole
 //! grid reaches and a median within [`TOLERANCE_PP`] of the grid's.
 
-use crate::layout::{self, Verdict, SHIPPING};
+use crate::analyse::layout::{self, Verdict, SHIPPING};
 use crate::results::LayoutRow;
 use anyhow::{bail, Result};
 use std::collections::BTreeSet;
@@ -128,7 +128,7 @@ pub fn render(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::tests::r;
+    use crate::analyse::layout::tests::r;
 
     /// The default points agree when they see what the grid sees, and not when the grid holds
     /// a layout that reverses them.

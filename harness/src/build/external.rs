@@ -15,10 +15,10 @@
 //! **Scenarios.** A JSON file, or a text file of hex lines; see [`Scenario::read`] and the
 //! docs/your-program.md, "Measuring another program".
 
-use crate::backend::UserId;
-use crate::scenario::idl::Idl;
-use crate::scenario::{Expect, Scenario, Step};
-use crate::workspace::Workspace;
+use crate::build::workspace::Workspace;
+use crate::run::backend::UserId;
+use crate::run::scenario::idl::Idl;
+use crate::run::scenario::{Expect, Scenario, Step};
 use anyhow::{bail, Context, Result};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ impl Program {
             .and_then(|l| l.get("name"))
             .and_then(toml::Value::as_str)
             .map_or_else(|| package.replace('-', "_"), str::to_owned);
-        let path_hash = crate::build::hex(&sha2::Sha256::digest(
+        let path_hash = crate::build::artifact::hex(&sha2::Sha256::digest(
             manifest.as_os_str().as_encoded_bytes(),
         ));
         let key = format!("{package}-{}", &path_hash[..16]);
@@ -92,7 +92,7 @@ impl Program {
 
     /// The `Cargo.lock` cargo will write for this program (its workspace's).
     fn lock_file(&self) -> Result<PathBuf> {
-        let out = crate::workspace::cargo_command()
+        let out = crate::build::workspace::cargo_command()
             .args(["locate-project", "--workspace", "--message-format", "plain"])
             .arg("--manifest-path")
             .arg(&self.manifest)
@@ -440,10 +440,10 @@ where
 /// events need); `None` when neither is given (left unchecked).
 fn expected_sends(
     m: &Message,
-    method: Option<&crate::scenario::idl::Method<'_>>,
+    method: Option<&crate::run::scenario::idl::Method<'_>>,
     failing: bool,
-) -> Result<Option<Vec<crate::backend::Sent>>> {
-    let sent: Vec<crate::backend::Sent> = match (&m.events, &m.sends) {
+) -> Result<Option<Vec<crate::run::backend::Sent>>> {
+    let sent: Vec<crate::run::backend::Sent> = match (&m.events, &m.sends) {
         (Some(_), Some(_)) => bail!(
             "`events` and `sends` both given: list everything in `sends` \
              ({{\"event\": ..}} and {{\"to\": USER, \"payload\": \"0x..\"}})"
@@ -469,7 +469,7 @@ fn expected_sends(
                         })?
                         .event(e)
                         .with_context(|| what.clone()),
-                    (None, Some(to), Some(payload)) => Ok(crate::backend::Sent {
+                    (None, Some(to), Some(payload)) => Ok(crate::run::backend::Sent {
                         destination: gstd::ActorId::from(to).into_bytes(),
                         payload: unhex(payload, &what)?,
                     }),
@@ -535,7 +535,7 @@ impl Scenario {
     /// name instead of hex: `"init": {"constructor": "New", "args": [..]}` and messages
     /// `{"call": "Service/Method", "args": [..], "returns": v}` (or `"throws": e`, or
     /// `"fails": true`), with `"events": [{"Name": {..}}]` to check what it emits; values as
-    /// [`crate::scenario::idl`] reads them.
+    /// [`crate::run::scenario::idl`] reads them.
     pub fn read(path: &Path, case: &'static str, program: &Program) -> Result<Scenario> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the scenario file {}", path.display()))?;
@@ -569,7 +569,7 @@ impl Scenario {
                     sails_step(idl, call, m).with_context(|| what.clone())?
                 }
             };
-            crate::run::check_payload(&step.payload, &what)?;
+            crate::run::execute::check_payload(&step.payload, &what)?;
             steps.push(Step {
                 from: m.from.unwrap_or(file.from),
                 ..step
@@ -588,7 +588,7 @@ impl Scenario {
                 bail!("{what}: a constructor call needs the program's IDL (`\"idl\"`)")
             }
         };
-        crate::run::check_payload(&init, &what)?;
+        crate::run::execute::check_payload(&init, &what)?;
         Ok(Scenario {
             case,
             package: Box::leak(program.package.clone().into_boxed_str()),
@@ -763,7 +763,7 @@ mod tests {
             s.steps[0].sent.as_deref().unwrap(),
             [
                 vote.event(&voted).unwrap(),
-                crate::backend::Sent {
+                crate::run::backend::Sent {
                     destination: gstd::ActorId::from(42u64).into_bytes(),
                     payload: vec![1, 2],
                 }

@@ -86,7 +86,7 @@ fn rust_lld() -> Result<&'static Path> {
         .output()
         .context("cannot run rustc")?;
     let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let host = super::rustc_version()?
+    let host = super::artifact::rustc_version()?
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .context("rustc -vV names no host")?
@@ -182,7 +182,7 @@ fn keep(stash: &Path, args: &[OsString]) -> Result<()> {
     std::fs::write(tmp.join("args"), kept.join("\n"))?;
     std::fs::write(
         tmp.join("output.sha256"),
-        super::hex(&Sha256::digest(&bytes)),
+        super::artifact::hex(&Sha256::digest(&bytes)),
     )?;
     let _ = std::fs::remove_dir_all(stash);
     std::fs::rename(&tmp, stash)
@@ -215,7 +215,7 @@ impl Stash {
     /// The stash beside `plain` (a plain build at the linker's layout, as collected), if it
     /// was kept from the link that made those bytes and linking it again reproduces them
     /// exactly. Checked once per process and stash.
-    pub fn verified(plain: &super::Artifact) -> Result<Option<Stash>> {
+    pub fn verified(plain: &super::artifact::Artifact) -> Result<Option<Stash>> {
         static CHECKED: std::sync::Mutex<Vec<(PathBuf, String)>> =
             std::sync::Mutex::new(Vec::new());
         let dir = stash_of(&plain.path);

@@ -48,7 +48,7 @@ impl Workspace {
     }
 
     /// Cargo's target directory for every Wasm program build, shared by all configurations
-    /// (see [`crate::build`] for why that is sound).
+    /// (see [`crate::build::artifact`] for why that is sound).
     pub fn wasm_target_dir(&self) -> PathBuf {
         self.root.join("target/variants/wasm")
     }

@@ -5,12 +5,12 @@
 //! `target/lab/bench.csv`.
 
 use anyhow::Result;
-use galloc_lab::backend::wasmtime::WasmtimeBackend;
-use galloc_lab::backend::{Backend, BackendKind};
-use galloc_lab::build::{build, BuildRequest};
+use galloc_lab::build::artifact::{build, BuildRequest};
+use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::write_csv;
-use galloc_lab::run::{run_case, ProbeReads};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
+use galloc_lab::run::backend::{Backend, BackendKind};
+use galloc_lab::run::execute::{run_case, ProbeReads};
 use serde::Serialize;
 use std::time::Instant;
 

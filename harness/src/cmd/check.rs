@@ -3,8 +3,8 @@
 //! the results of `main`) and fails if any variant's total or allocator cost rose.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::gate::{compare, compare_layouts, layout_rows, table, unmatched};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::analyse::gate::{compare, compare_layouts, layout_rows, table, unmatched};
+use galloc_lab::build::workspace::Workspace;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -2,25 +2,25 @@
 //! the report.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::agreement::{agreement, Pair};
-use galloc_lab::backend::{node, BackendKind};
-use galloc_lab::build::{BuildRequest, PostProcess};
-use galloc_lab::cache::{digest_of_parts, Fingerprint, RunCache};
-use galloc_lab::external::Program;
-use galloc_lab::layout;
-use galloc_lab::measure::{
-    case_rows, measure_case, message_rows, overheads_of, pages_row, validate, Builds,
-    CaseMeasurement,
-};
+use galloc_lab::analyse::agreement::{agreement, Pair};
+use galloc_lab::analyse::layout;
+use galloc_lab::build::artifact::{BuildRequest, PostProcess};
+use galloc_lab::build::external::Program;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::staging::Written;
 use galloc_lab::results::{
     merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, MeasuredRow, MessageRow,
     OpRow, PagesRow, SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
-use galloc_lab::run::CaseRun;
-use galloc_lab::scenario::{self, Scenario};
-use galloc_lab::staging::Written;
+use galloc_lab::run::backend::{node, BackendKind};
+use galloc_lab::run::cache::{digest_of_parts, Fingerprint, RunCache};
+use galloc_lab::run::execute::CaseRun;
+use galloc_lab::run::measure::{
+    case_rows, measure_case, message_rows, overheads_of, pages_row, validate, Builds,
+    CaseMeasurement,
+};
+use galloc_lab::run::scenario::{self, Scenario};
 use galloc_lab::trace;
-use galloc_lab::workspace::Workspace;
 use galloc_variants::Variant;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -61,7 +61,7 @@ pub struct Args {
     /// Heap layouts to run each case's plain build at, stratified over the 64 KiB Wasm page and
     /// each 16 KiB Gear page in it (docs/verdicts.md, "Verdicts across heap layouts"); 1 runs the linker's
     /// layout alone, as the gate does. `results/` always holds every case at 16.
-    #[arg(long, default_value_t = galloc_lab::layout::POINTS)]
+    #[arg(long, default_value_t = galloc_lab::analyse::layout::POINTS)]
     layouts: u32,
     /// Spread the `--layouts` points evenly over one Gear page instead (the sweep the lab ran
     /// before, kept to compare with). Needs `--out`.
@@ -69,7 +69,7 @@ pub struct Args {
     one_gear_page: bool,
     /// The fuel meter runs every this many of the points (docs/verdicts.md, "Is the sweep enough?").
     /// Needs `--out` unless it is the default.
-    #[arg(long, default_value_t = galloc_lab::layout::FUEL_STRIDE)]
+    #[arg(long, default_value_t = galloc_lab::analyse::layout::FUEL_STRIDE)]
     fuel_stride: usize,
     /// Instead of `--layouts`: a layout every this many bytes over the 64 KiB Wasm page (1024
     /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
@@ -114,7 +114,7 @@ impl Args {
             allocator_features: String::new(),
             layouts,
             one_gear_page: false,
-            fuel_stride: galloc_lab::layout::FUEL_STRIDE,
+            fuel_stride: galloc_lab::analyse::layout::FUEL_STRIDE,
             layout_step: None,
             no_second_workload: false,
             program: Some(program.to_path_buf()),
@@ -188,7 +188,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 bail!("--cases selects the lab's own cases; with --program the scenario file is the case");
             }
             let program = Program::at(program)?;
-            let case = galloc_lab::external::case_of(file)?;
+            let case = galloc_lab::build::external::case_of(file)?;
             if scenario::CASES.iter().any(|c| c.id == case) {
                 bail!(
                     "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
@@ -212,16 +212,16 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     };
     let out = match (&args.out, &external) {
         (Some(out), _) => out.clone(),
-        (None, Some(_)) => galloc_lab::external::default_out(ws, scenarios[0].case),
+        (None, Some(_)) => galloc_lab::build::external::default_out(ws, scenarios[0].case),
         (None, None) => ws.results_dir(),
     };
 
     let offsets = match args.layout_step {
-        Some(step) => galloc_lab::layout::grid(step)?,
-        None => galloc_lab::layout::sweep(args.layouts, args.one_gear_page)?,
+        Some(step) => galloc_lab::analyse::layout::grid(step)?,
+        None => galloc_lab::analyse::layout::sweep(args.layouts, args.one_gear_page)?,
     };
-    if (offsets != galloc_lab::layout::default_sweep()
-        || args.fuel_stride != galloc_lab::layout::FUEL_STRIDE
+    if (offsets != galloc_lab::analyse::layout::default_sweep()
+        || args.fuel_stride != galloc_lab::analyse::layout::FUEL_STRIDE
         || args.no_second_workload)
         && std::path::absolute(&out).ok() == Some(ws.results_dir())
     {
@@ -238,7 +238,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                     args.fuel_stride
                 ),
             },
-            galloc_lab::layout::POINTS
+            galloc_lab::analyse::layout::POINTS
         );
     }
 
@@ -262,7 +262,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let whole = to_results
         && external.is_none()
         && args.allocator_features.is_empty()
-        && galloc_lab::report::full_set()
+        && galloc_lab::report::inputs::full_set()
             .iter()
             .all(|m| run_set.contains(m));
 
@@ -609,9 +609,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         &builds,
         (whole, &args.allocator_features),
     )?;
-    let reading = galloc_lab::lock::Lock::read(ws.root(), &out)?;
+    let reading = galloc_lab::report::lock::Lock::read(ws.root(), &out)?;
     if ran == 0 && !backends.contains(&BackendKind::Node) && written.unchanged(&digest) {
-        let inputs = galloc_lab::report::Inputs::read_for_verdicts(&out)?;
+        let inputs = galloc_lab::report::inputs::Inputs::read_for_verdicts(&out)?;
         println!("{}", inputs.verdicts());
         println!(
             "Full report: {} (up to date: no run or input changed since it was written)",
@@ -691,8 +691,8 @@ fn digest_of(
             parts.push(format!("{} {}", a.path.display(), a.sha256));
         }
     }
-    parts.push(galloc_lab::metadata::sources(ws.root())?);
-    parts.push(galloc_lab::charts::font_identity());
+    parts.push(galloc_lab::report::metadata::sources(ws.root())?);
+    parts.push(galloc_lab::report::charts::font_identity());
     Ok(digest_of_parts(parts.iter().map(String::as_str)))
 }
 
@@ -705,7 +705,7 @@ fn write_all(
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
     sending: &Sending,
-) -> Result<galloc_lab::report::Inputs> {
+) -> Result<galloc_lab::report::inputs::Inputs> {
     let dir = staged.dir.clone();
     for &backend in backends {
         write_backend(&dir, backend, measured, builds, sending.seconds)?;
@@ -744,12 +744,12 @@ fn check_extra_features(args: &Args) -> Result<()> {
                 "--allocator-features {f}: the heap layout is the lab's to vary: every case is \
                  already run at {} layouts over the Wasm page (see --layouts), each placed exactly \
                  by the linker rather than by padding",
-                galloc_lab::layout::POINTS
+                galloc_lab::analyse::layout::POINTS
             );
         }
         if galloc_variants::VARIANTS.iter().any(|v| v.feature == *f)
             || *f == "probe"
-            || *f == galloc_lab::build::TWIN_FEATURE
+            || *f == galloc_lab::build::artifact::TWIN_FEATURE
         {
             anyhow::bail!(
                 "--allocator-features {f}: `{f}` is chosen by the lab itself (use --variants for \
@@ -1055,8 +1055,8 @@ fn merge_points<R: serde::de::DeserializeOwned>(
 
 /// The plain build's page counts a message row keeps (all but `changed`, which the agreement
 /// does not use; the first-touch split is the probe build's).
-fn pages_of(m: &MessageRow) -> galloc_lab::backend::PageCounts {
-    galloc_lab::backend::PageCounts {
+fn pages_of(m: &MessageRow) -> galloc_lab::run::backend::PageCounts {
+    galloc_lab::run::backend::PageCounts {
         read: m.pages_read.unwrap_or(0),
         write: m.pages_written.unwrap_or(0),
         write_after_read: m.pages_write_after_read.unwrap_or(0),

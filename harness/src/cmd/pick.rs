@@ -10,10 +10,10 @@
 //! `fails`): the answer names what it left out and why.
 
 use anyhow::{bail, Result};
-use galloc_lab::backend::BackendKind;
-use galloc_lab::layout::{self, Summary, Verdict, SHIPPING};
+use galloc_lab::analyse::layout::{self, Summary, Verdict, SHIPPING};
+use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::{read_csv, LayoutRow};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::run::backend::BackendKind;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -61,11 +61,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             args.variants
         );
     }
-    let case = galloc_lab::external::case_of(&args.scenario)?.to_owned();
+    let case = galloc_lab::build::external::case_of(&args.scenario)?.to_owned();
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| galloc_lab::external::default_out(ws, &case));
+        .unwrap_or_else(|| galloc_lab::build::external::default_out(ws, &case));
     super::measure::run(
         ws,
         super::measure::Args::program(

@@ -3,14 +3,14 @@
 //! minimal trace.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::backend::wasmtime::WasmtimeBackend;
-use galloc_lab::build::{build, BuildRequest, PostProcess};
-use galloc_lab::replay::{
+use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::results::{read_csv, write_csv, ArtifactRow};
+use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
+use galloc_lab::run::replay::{
     divergence, in_wasm, natively, op_name, shrink, write_trace, Replayed, Workload,
 };
-use galloc_lab::results::{read_csv, write_csv, ArtifactRow};
 use galloc_lab::trace;
-use galloc_lab::workspace::Workspace;
 use galloc_variants::Variant;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -284,7 +284,7 @@ fn print_table(rows: &[Row]) {
 /// own target directory so variants do not rebuild each other.
 fn native_replayer(ws: &Workspace, v: &Variant) -> Result<PathBuf> {
     let target = ws.target_dir(&format!("native-{}", v.id));
-    let status = galloc_lab::workspace::cargo_command()
+    let status = galloc_lab::build::workspace::cargo_command()
         .current_dir(ws.root())
         .args([
             "build",

@@ -3,10 +3,12 @@
 //! does at its end), once it has checked they are the files the lab wrote.
 
 use anyhow::Result;
-use galloc_lab::report::Inputs;
-use galloc_lab::staging::Staging;
-use galloc_lab::workspace::Workspace;
-use galloc_lab::{charts, metadata, results, ship};
+use galloc_lab::analyse::ship;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::inputs::Inputs;
+use galloc_lab::report::staging::Staging;
+use galloc_lab::report::{charts, metadata};
+use galloc_lab::results;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -114,7 +116,7 @@ pub fn images_of(ws: &Workspace, dir: &Path) -> PathBuf {
 /// by without running anything). A backend without both files is left as it is; the report's
 /// completeness check names what is missing.
 fn refresh_verdicts(dir: &Path) -> Result<()> {
-    for backend in galloc_lab::backend::BackendKind::ALL {
+    for backend in galloc_lab::run::backend::BackendKind::ALL {
         let (totals_at, layouts_at) = (
             dir.join(backend.name()).join("totals.csv"),
             dir.join(backend.name()).join("layouts.csv"),
@@ -125,7 +127,7 @@ fn refresh_verdicts(dir: &Path) -> Result<()> {
         let mut totals: Vec<results::TotalRow> = results::read_csv(&totals_at)?;
         let layouts: Vec<results::LayoutRow> = results::read_csv(&layouts_at)?;
         let before = totals.clone();
-        galloc_lab::layout::fill(&mut totals, &layouts);
+        galloc_lab::analyse::layout::fill(&mut totals, &layouts);
         if totals != before {
             results::write_csv(&totals_at, &totals)?;
         }

@@ -5,16 +5,17 @@
 //! lock), its report and its chart.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::backend::{BackendKind, Unit};
-use galloc_lab::build::{build, BuildRequest};
-use galloc_lab::layout;
-use galloc_lab::reproduction::{chart_file, Reproduction, BACKEND};
+use galloc_lab::analyse::layout;
+use galloc_lab::build::artifact::{build, BuildRequest};
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::metadata;
+use galloc_lab::report::reproduction::{chart_file, Reproduction, BACKEND};
 use galloc_lab::results::{
     write_csv, ArtifactRow, CostRow, LayoutRow, MeasuredRow, OutcomeRow, MANIFEST,
 };
-use galloc_lab::run::{run_recording, CaseRun, Wrong};
-use galloc_lab::workspace::Workspace;
-use galloc_lab::{metadata, scenario};
+use galloc_lab::run::backend::{BackendKind, Unit};
+use galloc_lab::run::execute::{run_recording, CaseRun, Wrong};
+use galloc_lab::run::scenario;
 use galloc_variants::{Variant, REFERENCE};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;

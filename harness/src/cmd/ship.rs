@@ -3,8 +3,9 @@
 //! the report opens with, and the variant the rule names.
 
 use anyhow::{Context, Result};
-use galloc_lab::workspace::Workspace;
-use galloc_lab::{ship, ship_table};
+use galloc_lab::analyse::ship;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::ship_table;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

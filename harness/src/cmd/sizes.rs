@@ -1,10 +1,10 @@
 //! `lab sizes`: each variant's allocator code size, and a check that it keeps Gear's rules.
 
 use anyhow::{bail, Result};
-use galloc_lab::build::{build, BuildRequest, PostProcess};
+use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
+use galloc_lab::build::wasm::check_gear_rules;
+use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::{merge, read_csv, write_csv, CodeSizeRow};
-use galloc_lab::wasm::check_gear_rules;
-use galloc_lab::workspace::Workspace;
 use galloc_variants::{select, REFERENCE};
 
 /// The program that links the allocator alone.
@@ -106,9 +106,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         let copy = staged.dir.join(FILE);
         let all = merge(&copy, rows, |r: &CodeSizeRow| (order(&r.variant), r.probe))?;
         write_csv(&copy, &all)?;
-        let has_metadata = staged.dir.join(galloc_lab::metadata::FILE).exists();
+        let has_metadata = staged.dir.join(galloc_lab::report::metadata::FILE).exists();
         if has_metadata {
-            galloc_lab::metadata::write(ws.root(), &staged.dir)?;
+            galloc_lab::report::metadata::write(ws.root(), &staged.dir)?;
         }
         staged.commit()?;
         eprintln!("wrote {}", path.display());

@@ -4,11 +4,11 @@
 //! beyond the stated tolerance.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::backend::BackendKind;
-use galloc_lab::layout;
+use galloc_lab::analyse::layout;
+use galloc_lab::analyse::sweep;
+use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::{read_csv, LayoutRow};
-use galloc_lab::sweep;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::run::backend::BackendKind;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

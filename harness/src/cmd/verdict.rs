@@ -3,9 +3,9 @@
 //! states.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::backend::BackendKind;
-use galloc_lab::layout::{self, Verdict};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::analyse::layout::{self, Verdict};
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::BackendKind;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

@@ -4,7 +4,7 @@
 //! Every chart colours a variant the same way (its place in the registry), says its unit on
 //! the axis, and comes from committed results alone, so `lab report` redraws them anywhere.
 
-use crate::report::Inputs;
+use crate::report::inputs::Inputs;
 use crate::results::{headline_backend, nearest_rank, MessageRow, OpRow, TotalRow};
 use crate::trace::TraceRecord;
 use anyhow::{anyhow, Context, Result};
@@ -98,7 +98,7 @@ pub fn plan(inputs: &Inputs) -> Vec<Chart> {
                 },
             });
         }
-        if let Some((backend, st)) = crate::report::standing(inputs) {
+        if let Some((backend, st)) = crate::report::inputs::standing(inputs) {
             charts.push(Chart {
                 file: "design.png".into(),
                 caption: format!(
@@ -223,7 +223,7 @@ pub fn font_identity() -> String {
             let bytes = std::fs::read(p).ok()?;
             Some(format!(
                 "{p} {}",
-                crate::build::hex(&sha2::Sha256::digest(&bytes))
+                crate::build::artifact::hex(&sha2::Sha256::digest(&bytes))
             ))
         })
         .unwrap_or_else(|| "no font".into())
@@ -418,13 +418,13 @@ fn grouped_bars(
 /// difference to shipping across the layouts, a dot at the median, and the zero line. A bar
 /// that crosses zero is a comparison the layout decides.
 fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
-    let summaries = crate::layout::summarise(&inputs.layouts);
+    let summaries = crate::analyse::layout::summarise(&inputs.layouts);
     let cases = cases(&inputs.totals);
     let series = ordered(
         inputs
             .layouts
             .iter()
-            .filter(|r| r.backend == backend && r.variant != crate::layout::SHIPPING)
+            .filter(|r| r.backend == backend && r.variant != crate::analyse::layout::SHIPPING)
             .map(|r| r.variant.as_str()),
     );
     let cols = 2usize;
@@ -511,7 +511,7 @@ fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
 /// `design.png`: one row per case and one for the geometric mean; a bar to the design's
 /// median difference to shipping, a line over its lowest … highest, the target dashed.
 fn design(inputs: &Inputs, path: &Path) -> Result<()> {
-    let Some((backend, st)) = crate::report::standing(inputs) else {
+    let Some((backend, st)) = crate::report::inputs::standing(inputs) else {
         return Ok(());
     };
     // (label, lowest … highest, median, colour); the geometric mean has no range.
@@ -538,7 +538,7 @@ fn design(inputs: &Inputs, path: &Path) -> Result<()> {
         st.geomean_pct,
         RGBColor(0, 120, 60),
     ));
-    let target = crate::layout::TARGET_GEOMEAN_PCT;
+    let target = crate::analyse::layout::TARGET_GEOMEAN_PCT;
     let (lo, hi) = rows.iter().fold((target, 0f64), |(a, b), (_, r, m, _)| {
         let (l, h) = r.unwrap_or((*m, *m));
         (a.min(l).min(*m), b.max(h).max(*m))

@@ -38,15 +38,15 @@ impl Drop for Lock {
 impl Lock {
     /// An exclusive lock on every directory of `dirs` (absolute), taken in a fixed order so
     /// that two commands never wait for each other. Once it holds them it completes (or
-    /// discards) whatever a killed writer left of its commit ([`crate::staging::recover`]).
+    /// discards) whatever a killed writer left of its commit ([`crate::report::staging::recover`]).
     pub fn write(root: &Path, dirs: &[&Path]) -> Result<Lock> {
         loop {
             let lock = Self::take(root, dirs, true)?;
-            match crate::staging::recover(root, dirs)? {
-                crate::staging::Recovered::Done => return Ok(lock),
+            match crate::report::staging::recover(root, dirs)? {
+                crate::report::staging::Recovered::Done => return Ok(lock),
                 // The pending commit also wrote directories this lock does not hold: finish it
                 // under a lock on all of them, then take this one again.
-                crate::staging::Recovered::NeedsAlso(others) => {
+                crate::report::staging::Recovered::NeedsAlso(others) => {
                     drop(lock);
                     let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
                     drop(Self::write(root, &others)?);
@@ -61,7 +61,7 @@ impl Lock {
     pub fn read(root: &Path, dir: &Path) -> Result<Lock> {
         loop {
             let lock = Self::take(root, &[dir], false)?;
-            match crate::staging::pending(root, dir)? {
+            match crate::report::staging::pending(root, dir)? {
                 None => return Ok(lock),
                 Some(dirs) => {
                     drop(lock);
@@ -157,7 +157,7 @@ pub(crate) fn key(dir: &Path) -> String {
             _ => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
         }
     });
-    crate::build::hex(&Sha256::digest(canonical.to_string_lossy().as_bytes()))
+    crate::build::artifact::hex(&Sha256::digest(canonical.to_string_lossy().as_bytes()))
 }
 
 #[cfg(test)]

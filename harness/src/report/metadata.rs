@@ -112,7 +112,7 @@ pub fn sources(root: &Path) -> Result<String> {
 /// The results files in `dir` (every `.csv` and `.zst`; not the report, the charts or this
 /// file), as paths relative to it.
 fn results_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    Ok(crate::staging::files(dir)?
+    Ok(crate::report::staging::files(dir)?
         .into_iter()
         .filter(|rel| rel.extension().is_some_and(|e| e == "csv" || e == "zst"))
         .collect())
@@ -125,7 +125,7 @@ fn results_hash(dir: &Path) -> Result<String> {
         h.update(rel.to_string_lossy().as_bytes());
         h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
     }
-    Ok(crate::build::hex(&h.finalize()))
+    Ok(crate::build::artifact::hex(&h.finalize()))
 }
 
 fn file_hashes(dir: &Path) -> Result<BTreeMap<String, String>> {
@@ -135,7 +135,7 @@ fn file_hashes(dir: &Path) -> Result<BTreeMap<String, String>> {
         let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
         out.insert(
             rel.to_string_lossy().into_owned(),
-            crate::build::hex(&Sha256::digest(&bytes)),
+            crate::build::artifact::hex(&Sha256::digest(&bytes)),
         );
     }
     Ok(out)

@@ -5,9 +5,9 @@
 //! Rendered from the set's own rows alone (`<backend>/layouts.csv`, `outcomes.csv`,
 //! `costs.csv`), so a test can hold the committed report to its render.
 
-use crate::charts::{canvas, colour, draw_err, load_font, short, FONT};
-use crate::layout::{self, Verdict};
-use crate::report::thousands;
+use crate::analyse::layout::{self, Verdict};
+use crate::report::charts::{canvas, colour, draw_err, load_font, short, FONT};
+use crate::report::inputs::thousands;
 use crate::results::{read_csv, write_csv, CostRow, LayoutRow, OutcomeRow};
 use anyhow::{Context, Result};
 use plotters::prelude::*;

@@ -1,9 +1,9 @@
 //! The ship verdict as the report and `lab ship` print it: one table, every variant over every
-//! program, and the variant the rule names ([`crate::ship`]).
+//! program, and the variant the rule names ([`crate::analyse::ship`]).
 
-use crate::layout::Verdict;
-use crate::report::thousands;
-use crate::ship::Ship;
+use crate::analyse::layout::Verdict;
+use crate::analyse::ship::Ship;
+use crate::report::inputs::thousands;
 use galloc_variants::REFERENCE;
 use std::fmt::Write;
 
@@ -11,7 +11,7 @@ use std::fmt::Write;
 pub fn markdown(ship: &Ship) -> String {
     let mut out = String::new();
     let n = ship.programs.len();
-    let corpus = crate::scenario::CASES
+    let corpus = crate::run::scenario::CASES
         .iter()
         .filter(|c| c.corpus && ship.programs.iter().any(|p| p == c.id))
         .count();
@@ -29,7 +29,7 @@ pub fn markdown(ship: &Ship) -> String {
          pages with nothing live); of the variants it admits, the lowest geometric mean of \
          medians. `just ship` prints this table.\n",
         n - corpus,
-        crate::layout::BAND_PCT,
+        crate::analyse::layout::BAND_PCT,
         100.0 * ship.rule.better_share,
         ship.rule.worst_median_pct,
     );
@@ -79,11 +79,11 @@ pub fn markdown(ship: &Ship) -> String {
     out
 }
 
-/// Every variant against the design target ([`crate::ship::TARGET`]) on the programs no
+/// Every variant against the design target ([`crate::analyse::ship::TARGET`]) on the programs no
 /// design was shaped on.
 fn target(out: &mut String, ship: &Ship) {
-    let t = crate::ship::TARGET;
-    let programs = crate::ship::target_programs();
+    let t = crate::analyse::ship::TARGET;
+    let programs = crate::analyse::ship::target_programs();
     let rows = ship.against_target(t);
     let Some(n) = rows.first().map(|r| r.programs) else {
         return;

@@ -1,7 +1,7 @@
 //! Outputs that appear all at once or not at all.
 //!
 //! A command that writes results works on copies of the directories it writes (under
-//! `target/lab/stage/`), holding the lock on each ([`crate::lock::Lock::write`]): it reads
+//! `target/lab/stage/`), holding the lock on each ([`crate::report::lock::Lock::write`]): it reads
 //! and rewrites them there (merging rows, the report, the charts, the metadata). Only when all
 //! of it has succeeded does [`Staging::commit`] move what changed into place, as a redo
 //! journal: it writes the list of files to put and to remove (`journal`, made visible by one
@@ -21,7 +21,7 @@ pub struct Staging {
     /// (real directory, its working copy)
     dirs: Vec<(PathBuf, PathBuf)>,
     /// Dropped after the copies are cleared.
-    _lock: crate::lock::Lock,
+    _lock: crate::report::lock::Lock,
 }
 
 /// The journal's first line: its format.
@@ -32,7 +32,7 @@ const JOURNAL_FORMAT: &str = "galloc-lab journal 1";
 fn stage_of(workspace: &Path, first: &Path) -> PathBuf {
     workspace
         .join("target/lab/stage")
-        .join(&crate::lock::key(first)[..16])
+        .join(&crate::report::lock::key(first)[..16])
 }
 
 /// Where the journal of a commit into the directory set whose first directory is `first`
@@ -56,7 +56,7 @@ impl Staging {
     /// Locks each of `dirs` (absolute; waiting for another writer or readers, with a line
     /// saying so) and copies it (a missing one starts empty) under `workspace/target/lab/stage/`.
     pub fn begin(workspace: &Path, dirs: &[&Path]) -> Result<Staging> {
-        let lock = crate::lock::Lock::write(workspace, dirs)?;
+        let lock = crate::report::lock::Lock::write(workspace, dirs)?;
         let root = stage_of(workspace, dirs[0]);
         if root.exists() {
             // A killed run's copies (never committed: `Lock::write` applied any journal).
@@ -300,7 +300,7 @@ impl Written {
         Written {
             path: workspace
                 .join("target/lab/written")
-                .join(crate::build::hex(&h.finalize())),
+                .join(crate::build::artifact::hex(&h.finalize())),
             dirs: dirs.iter().map(|d| d.to_path_buf()).collect(),
         }
     }
@@ -346,7 +346,7 @@ impl Written {
                 let path = dir.join(&rel);
                 let bytes = std::fs::read(&path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
-                let sha = crate::build::hex(&Sha256::digest(&bytes));
+                let sha = crate::build::artifact::hex(&Sha256::digest(&bytes));
                 out.push_str(&format!("{i} {sha} {}\n", rel.display()));
             }
         }
@@ -461,7 +461,7 @@ mod tests {
         assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"old");
         assert!(journal.exists() && !images.exists());
 
-        let _reading = crate::lock::Lock::read(ws.path(), &real).unwrap();
+        let _reading = crate::report::lock::Lock::read(ws.path(), &real).unwrap();
         assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"new");
         assert!(!real.join("gone.csv").exists());
         assert_eq!(std::fs::read(images.join("a.png")).unwrap(), b"png");

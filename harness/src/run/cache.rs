@@ -8,11 +8,11 @@
 //! links `galloc` (the probe's record types), so editing the allocator relinks `lab`, and a
 //! relink that changes nothing in it must not throw away the runs of every unchanged variant.
 
-use crate::backend::{BackendKind, PageCounts, Unit};
-use crate::build::hex;
-use crate::measure::{Builds, CaseMeasurement};
-use crate::run::{CaseRun, MessageCost};
-use crate::scenario::Scenario;
+use crate::build::artifact::hex;
+use crate::run::backend::{BackendKind, PageCounts, Unit};
+use crate::run::execute::{CaseRun, MessageCost};
+use crate::run::measure::{Builds, CaseMeasurement};
+use crate::run::scenario::Scenario;
 use anyhow::{Context, Result};
 use galloc::probe::{ProbeStats, Record};
 use serde::{Deserialize, Serialize};
@@ -247,7 +247,7 @@ impl StoredRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::FirstTouch;
+    use crate::run::backend::FirstTouch;
 
     #[test]
     fn a_run_round_trips() {

@@ -1,18 +1,17 @@
 //! Measuring one case on one variant: the builds, one run of each per backend, and the rows
 //! they give (totals, per-op, per-message, pages, and the probe's validation).
 
-use crate::backend::{BackendKind, FirstTouch, Unit};
-use crate::build::{build, Artifact, BuildRequest, PostProcess, TWIN_FEATURE};
+use crate::build::artifact::{build, Artifact, BuildRequest, PostProcess, TWIN_FEATURE};
+use crate::build::workspace::Workspace;
 use crate::results::{
     nearest_rank, round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
 };
-use crate::run::{run_case, CaseRun, MessageCost, ProbeReads};
-use crate::scenario::Scenario;
-use crate::workspace::Workspace;
+use crate::run::backend::{BackendKind, FirstTouch, Unit};
+use crate::run::execute::{run_case, CaseRun, MessageCost, ProbeReads};
+use crate::run::scenario::Scenario;
 use anyhow::{bail, Context, Result};
 use galloc::probe::Op;
 use galloc_variants::Variant;
-use std::collections::BTreeMap;
 
 /// The builds one (package, variant) is measured with.
 pub struct Builds {
@@ -25,7 +24,7 @@ pub struct Builds {
     /// counter reads alone.
     pub twin: Artifact,
     /// The plain build re-linked at each other layout of the sweep, by offset
-    /// ([`crate::layout`]); empty when only the linker's own layout is measured.
+    /// ([`crate::analyse::layout`]); empty when only the linker's own layout is measured.
     pub layouts: Vec<(u32, Artifact)>,
 }
 
@@ -60,7 +59,7 @@ impl Builds {
     pub fn with_features(
         ws: &Workspace,
         package: &'static str,
-        external: Option<&crate::external::Program>,
+        external: Option<&crate::build::external::Program>,
         variant: &'static Variant,
         extra_features: &str,
         log: impl Fn(&str),
@@ -323,7 +322,7 @@ pub fn case_rows(
             .filter(|x| x.failed)
             .map(|x| x.cost)
             .sum(),
-        // The layout columns are filled once every point is in ([`crate::layout::summarise`]).
+        // The layout columns are filled once every point is in ([`crate::analyse::layout::summarise`]).
         ..TotalRow::default()
     };
     (total, ops)
@@ -344,7 +343,8 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
         .iter()
         .map(|msg| msg.pages)
         .collect::<Option<_>>()?;
-    let sum = |f: fn(&crate::backend::PageCounts) -> u32| counts.iter().map(|c| f(c) as u64).sum();
+    let sum =
+        |f: fn(&crate::run::backend::PageCounts) -> u32| counts.iter().map(|c| f(c) as u64).sum();
     let probe: Vec<FirstTouch> = m
         .probe
         .messages
@@ -361,7 +361,7 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
         written: sum(|c| c.write),
         write_after_read: sum(|c| c.write_after_read),
         loaded: sum(|c| c.loaded),
-        page_gas: counts.iter().map(crate::agreement::page_gas).sum(),
+        page_gas: counts.iter().map(crate::analyse::agreement::page_gas).sum(),
         // Counted apart from the split (first reads plus first writes), so that the two adding
         // up is a check (tests), not a definition.
         probe_pages: m
@@ -428,7 +428,7 @@ pub fn validate(
             .collect()
     };
     let pooled: Vec<Difference> = per_case.iter().flat_map(|d| others(d)).collect();
-    let (per_message, per_op) = stored.unwrap_or_else(|| fit(&pooled));
+    let (per_message, per_op) = stored.unwrap_or_else(|| crate::analyse::fit::exact_fit(&pooled));
     let residual = |(calls, diff): &Difference| {
         diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
     };
@@ -492,176 +492,4 @@ pub fn overheads_of(row: &ValidationRow) -> Overheads {
             row.overhead_free,
         ],
     )
-}
-
-/// Solves `diff = per_message + per_op . calls` exactly from a few message kinds and keeps the
-/// solution under which the most messages hold exactly. Gas is deterministic, so messages with
-/// the same calls nearly always agree to the unit; the rare ones that do not must show up as
-/// residuals, not bend the fit (a least-squares fit would spread them over every message).
-/// Ops never called get 0.
-fn fit(all: &[([i64; 4], i64)]) -> (i64, [i64; 4]) {
-    // Message kinds: each distinct call vector at its most common difference, commonest first.
-    let mut kinds: BTreeMap<[i64; 4], BTreeMap<i64, u64>> = BTreeMap::new();
-    for (calls, diff) in all {
-        *kinds.entry(*calls).or_default().entry(*diff).or_default() += 1;
-    }
-    let mut kinds: Vec<(u64, [i64; 4], i64)> = kinds
-        .into_iter()
-        .map(|(calls, diffs)| {
-            let (diff, n) = diffs
-                .into_iter()
-                .max_by_key(|&(d, n)| (n, -d))
-                .expect("non-empty");
-            (n, calls, diff)
-        })
-        .collect();
-    kinds.sort_by_key(|&(n, calls, _)| (std::cmp::Reverse(n), calls));
-
-    // Unknowns: the constant, then each op whose counts the constant and the ops before it do
-    // not already determine. An op called the same number of times in every message (Sails
-    // programs `calloc` their input buffer once a message) cannot be told apart from the
-    // per-message constant: any split fits alike, and an unconstrained solve once split it into
-    // a negative `calloc` overhead. Such an op gets 0 and its cost stays in the constant.
-    let mut used: Vec<usize> = Vec::new();
-    let column = |i: Option<usize>, calls: &[i64; 4]| i.map_or(1.0, |i| calls[i] as f64);
-    for i in 0..4 {
-        let mut with: Vec<Option<usize>> = std::iter::once(None)
-            .chain(used.iter().map(|&u| Some(u)))
-            .collect();
-        let before = rank(&with, &kinds, column);
-        with.push(Some(i));
-        if rank(&with, &kinds, column) > before {
-            used.push(i);
-        }
-    }
-    kinds.truncate(10);
-    let unknowns = used.len() + 1;
-    let exact = |(c, per_op): &(i64, [i64; 4])| {
-        all.iter()
-            .filter(|(calls, diff)| *diff == c + (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>())
-            .count()
-    };
-    let mut best = (0, [0; 4]);
-    let mut best_exact = exact(&best);
-    for subset in combinations(kinds.len(), unknowns.min(kinds.len())) {
-        let rows: Vec<Vec<f64>> = subset
-            .iter()
-            .map(|&k| {
-                let (_, calls, diff) = kinds[k];
-                std::iter::once(1.0)
-                    .chain(used.iter().map(|&i| calls[i] as f64))
-                    .chain(std::iter::once(diff as f64))
-                    .collect()
-            })
-            .collect();
-        let Some(x) = solve(rows, unknowns) else {
-            continue;
-        };
-        let mut per_op = [0; 4];
-        for (k, &i) in used.iter().enumerate() {
-            per_op[i] = x[k + 1];
-        }
-        let candidate = (x[0], per_op);
-        let n = exact(&candidate);
-        if n > best_exact {
-            (best, best_exact) = (candidate, n);
-        }
-    }
-    best
-}
-
-/// Index sets of size `k` from `0..n`.
-fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
-    if k == 0 {
-        return vec![Vec::new()];
-    }
-    (k - 1..n)
-        .flat_map(|last| {
-            combinations(last, k - 1).into_iter().map(move |mut c| {
-                c.push(last);
-                c
-            })
-        })
-        .collect()
-}
-
-/// Solves `rows` (each `unknowns` coefficients then the right-hand side) exactly, rounded to
-/// whole units; `None` when fewer independent rows than unknowns.
-/// The rank of the matrix whose rows are `kinds`' call vectors seen through `columns`.
-fn rank(
-    columns: &[Option<usize>],
-    kinds: &[(u64, [i64; 4], i64)],
-    value: impl Fn(Option<usize>, &[i64; 4]) -> f64,
-) -> usize {
-    let mut m: Vec<Vec<f64>> = kinds
-        .iter()
-        .map(|(_, calls, _)| columns.iter().map(|&c| value(c, calls)).collect())
-        .collect();
-    let mut rank = 0;
-    for col in 0..columns.len() {
-        let Some(pivot) = (rank..m.len()).find(|&r| m[r][col].abs() > 1e-9) else {
-            continue;
-        };
-        m.swap(rank, pivot);
-        let pivot_row = m[rank].clone();
-        for (r, row) in m.iter_mut().enumerate() {
-            if r != rank {
-                let f = row[col] / pivot_row[col];
-                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
-                    *x -= f * p;
-                }
-            }
-        }
-        rank += 1;
-    }
-    rank
-}
-
-fn solve(rows: Vec<Vec<f64>>, unknowns: usize) -> Option<Vec<i64>> {
-    let x = crate::agreement::gauss(rows, unknowns)?;
-    Some(x.iter().map(|v| v.round() as i64).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fit;
-
-    /// Differences made from known overheads, one op called once in every message: the fit
-    /// finds the ops it can tell apart exactly, gives the constant op 0 and keeps its cost in
-    /// the per-message constant, so every message still matches and nothing is negative.
-    #[test]
-    fn an_op_called_once_a_message_stays_in_the_constant() {
-        let (per_message, malloc, calloc, free) = (9, 136, 140, 137);
-        let points: Vec<([i64; 4], i64)> = [(14, 10), (13, 10), (17, 13), (17, 10), (15, 12)]
-            .iter()
-            .cycle()
-            .take(50)
-            .map(|&(m, f)| {
-                let calls = [m, 1, 0, f];
-                (calls, per_message + malloc * m + calloc + free * f)
-            })
-            .collect();
-        let (c, per_op) = fit(&points);
-        assert_eq!((c, per_op), (per_message + calloc, [malloc, 0, 0, free]));
-    }
-
-    /// With every op varying independently, each gets its own overhead.
-    #[test]
-    fn independent_ops_get_their_own_overheads() {
-        let kinds = [
-            [1, 0, 0, 1],
-            [2, 1, 0, 1],
-            [0, 2, 1, 3],
-            [3, 0, 2, 0],
-            [1, 1, 1, 2],
-        ];
-        let points: Vec<([i64; 4], i64)> = kinds
-            .iter()
-            .map(|&calls| {
-                let diff = 5 + 100 * calls[0] + 120 * calls[1] + 130 * calls[2] + 110 * calls[3];
-                (calls, diff)
-            })
-            .collect();
-        assert_eq!(fit(&points), (5, [100, 120, 130, 110]));
-    }
 }

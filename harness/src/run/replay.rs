@@ -8,7 +8,7 @@
 //! replaying the same workload must observe the same, and the first step where they do not
 //! is a divergence.
 
-use crate::backend::Backend;
+use crate::run::backend::Backend;
 use crate::trace::TraceRecord;
 use anyhow::{bail, Context, Result};
 use galloc_replay::{Done, Fault, Kind, Request, DONE_BYTES};

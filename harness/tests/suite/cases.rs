@@ -4,11 +4,11 @@
 //! `lab measure` runs the probe and twin builds through the same checks; `just corpus` runs
 //! the corpus on every variant.)
 
-use galloc_lab::backend::BackendKind;
-use galloc_lab::build::{build, BuildRequest};
-use galloc_lab::run::{run_case, run_recording, CaseRun, ProbeReads};
-use galloc_lab::scenario::select;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::artifact::{build, BuildRequest};
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::BackendKind;
+use galloc_lab::run::execute::{run_case, run_recording, CaseRun, ProbeReads};
+use galloc_lab::run::scenario::select;
 use galloc_variants::Variant;
 use std::time::Instant;
 

@@ -394,7 +394,7 @@ fn an_outside_program_is_built_per_variant_and_measured() {
         empty.path(),
     );
     // Its own cargo target directory (~220 MB of host tools) is of no use after the test.
-    let key = galloc_lab::external::Program::at(impostor.path())
+    let key = galloc_lab::build::external::Program::at(impostor.path())
         .unwrap()
         .key;
     let _ = std::fs::remove_dir_all(root.join("target/variants/external").join(&key));
@@ -477,7 +477,7 @@ fn a_recorded_trace_replays_to_the_recorded_fuel_on_shipping() {
 #[test]
 fn pick_answers_for_a_gstd_and_a_sails_program() {
     let _turn = examples_turn();
-    use galloc_lab::layout::{recommended, summarise, SHIPPING};
+    use galloc_lab::analyse::layout::{recommended, summarise, SHIPPING};
     // Four of the sweep's points (stratified: one in each Gear page of the Wasm page) keep the
     // test's runs few; `pick` runs the default 16 unless told.
     const POINTS: usize = 4;

@@ -1,9 +1,9 @@
 //! The contracts refuse bad input with an error reply and leave their state unchanged.
 //! Built for the default variant, run under gtest.
 
-use galloc_lab::backend::{gtest::GtestBackend, Backend, ProgramRef};
-use galloc_lab::build::{build, BuildRequest};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::artifact::{build, BuildRequest};
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::{gtest::GtestBackend, Backend, ProgramRef};
 use parity_scale_codec::{Decode, Encode};
 
 fn code(package: &str) -> Vec<u8> {
@@ -253,8 +253,8 @@ fn a_module_gear_rejects_is_named_not_panicked_on() {
 /// both embedded backends, refusals that fail with the thrown error and change nothing.
 mod vft_contract {
     use super::*;
-    use galloc_lab::backend::{wasmtime::WasmtimeBackend, Outcome};
-    use galloc_lab::scenario::sails::{constructor, Route};
+    use galloc_lab::run::backend::{wasmtime::WasmtimeBackend, Outcome};
+    use galloc_lab::run::scenario::sails::{constructor, Route};
     use sails_rs::{ActorId, U256};
     use vft::{VftAdminService, VftError, VftEvents, VftProgram, VftService};
 
@@ -356,10 +356,10 @@ mod vft_contract {
 /// byte for byte alike.
 #[test]
 fn the_sails_cases_run_exactly_on_both_backends() {
-    use galloc_lab::backend::wasmtime::WasmtimeBackend;
-    use galloc_lab::run::{run_case, ProbeReads};
+    use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
+    use galloc_lab::run::execute::{run_case, ProbeReads};
     for case in ["vft-stress", "vnft-stress"] {
-        let scenario = (galloc_lab::scenario::select(case).unwrap()[0].make)();
+        let scenario = (galloc_lab::run::scenario::select(case).unwrap()[0].make)();
         let code = code(scenario.package);
         let mut backends: [Box<dyn Backend>; 2] = [
             Box::new(GtestBackend::new()),

@@ -4,10 +4,10 @@
 //! program that can message itself instead of counting one execution of several (docs/method.md,
 //! "What a step's total counts").
 
-use galloc_lab::backend::{gtest::GtestBackend, wasmtime::WasmtimeBackend, Backend};
-use galloc_lab::build::{build, BuildRequest, PostProcess};
-use galloc_lab::external::Program;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
+use galloc_lab::build::external::Program;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::{gtest::GtestBackend, wasmtime::WasmtimeBackend, Backend};
 use gtest::{constants::UNITS, System};
 
 const USER: u64 = 42;

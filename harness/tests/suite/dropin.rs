@@ -3,8 +3,8 @@
 //! Naming no feature is what a program gets from the patch line alone (docs/your-program.md, "Using a variant
 //! in your program"): it must never cost more than changing nothing.
 
-use galloc_lab::build::{build, BuildRequest};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::artifact::{build, BuildRequest};
+use galloc_lab::build::workspace::Workspace;
 use galloc_variants::{Origin, Variant, DEFAULT, REFERENCE};
 
 #[test]

@@ -73,7 +73,7 @@ fn close(a: Option<f64>, b: f64) -> bool {
 
 #[test]
 fn every_verdict_is_what_the_layout_rows_imply() {
-    assert_eq!(galloc_lab::layout::BAND_PCT, BAND);
+    assert_eq!(galloc_lab::analyse::layout::BAND_PCT, BAND);
     for backend in ["gtest", "wasmtime"] {
         let offsets = offsets_on(backend);
         let dir = results().join(backend);
@@ -150,7 +150,10 @@ fn every_default_case_has_its_second_workload_on_gas_for_every_variant() {
     let second: Vec<SecondRow> = read_csv(&results().join("gtest/second.csv")).unwrap();
     let totals: Vec<TotalRow> = read_csv(&results().join("gtest/totals.csv")).unwrap();
     assert_eq!(second.len(), totals.len() * FUEL_OFFSETS.len());
-    for c in galloc_lab::scenario::CASES.iter().filter(|c| c.default) {
+    for c in galloc_lab::run::scenario::CASES
+        .iter()
+        .filter(|c| c.default)
+    {
         let w = c.second.expect("every default case has a second workload");
         assert!(
             second.iter().any(|r| r.case == c.id && r.workload == w.id),
@@ -293,7 +296,7 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
         assert_eq!(mine.len(), OFFSETS.len(), "{line}");
         // Recomputed from the layout rows, not read from totals.csv (which rounds).
         let (verdict, median, lo, hi) = expected(&mine, &of(case, "shipping"));
-        let held_out = galloc_lab::scenario::CASES
+        let held_out = galloc_lab::run::scenario::CASES
             .iter()
             .find(|c| c.id == case)
             .unwrap()
@@ -314,7 +317,7 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
         below += usize::from(median < 0.0);
         cases += 1;
     }
-    let default_cases = galloc_lab::scenario::CASES
+    let default_cases = galloc_lab::run::scenario::CASES
         .iter()
         .filter(|c| c.default)
         .count();

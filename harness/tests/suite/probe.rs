@@ -6,10 +6,10 @@
 //! allocator: the optimisers inlined the two differently, by 1 to 12 fuel on some paths
 //! (docs/method.md, "How the relation became exact").
 
-use galloc_lab::backend::BackendKind;
-use galloc_lab::measure::{measure_case, validate, Builds};
-use galloc_lab::scenario::select;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::BackendKind;
+use galloc_lab::run::measure::{measure_case, validate, Builds};
+use galloc_lab::run::scenario::select;
 
 fn check(variant_id: &str, backend: BackendKind) {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
@@ -55,7 +55,7 @@ fn check(variant_id: &str, backend: BackendKind) {
             .messages
             .iter()
             .all(|msg| msg.pages.unwrap().first_touch.is_none()));
-        let row = galloc_lab::measure::pages_row(&scenario, variant, &m).unwrap();
+        let row = galloc_lab::run::measure::pages_row(&scenario, variant, &m).unwrap();
         assert!(
             row.first_allocator_heap > 0,
             "dlmalloc's headers are in the heap: {row:?}"

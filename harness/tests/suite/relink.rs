@@ -2,9 +2,9 @@
 //! same module, byte for byte after Gear's post-processing (the raw files differ only in the
 //! module's name, which cargo derives from its arguments and the post-processing strips).
 
+use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
 use galloc_lab::build::relink::{stash_of, Stash};
-use galloc_lab::build::{build, BuildRequest, PostProcess};
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::workspace::Workspace;
 
 #[test]
 fn a_relinked_layout_point_is_the_point_cargo_builds() {

@@ -1,8 +1,8 @@
 //! The committed report is exactly what the committed results render to: nobody edited it by
 //! hand, and no results file changed without it.
 
-use galloc_lab::report::Inputs;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::inputs::Inputs;
 
 #[test]
 fn committed_report_is_rendered_from_committed_results() {
@@ -10,11 +10,11 @@ fn committed_report_is_rendered_from_committed_results() {
     let dir = ws.results_dir();
     // The report opens with the ship verdict, which also reads the corpus's results (the
     // ship test, `ship.rs`, requires them).
-    let corpus = dir.join(galloc_lab::ship::CORPUS_DIR);
+    let corpus = dir.join(galloc_lab::analyse::ship::CORPUS_DIR);
     let ship = corpus
         .join(galloc_lab::results::MANIFEST)
         .exists()
-        .then(|| galloc_lab::ship::from_results(&dir, &corpus).unwrap());
+        .then(|| galloc_lab::analyse::ship::from_results(&dir, &corpus).unwrap());
     let rendered = Inputs::read(&dir)
         .unwrap()
         .markdown("../images", ship.as_ref());
@@ -32,7 +32,7 @@ fn committed_charts_are_drawn_from_committed_results() {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let inputs = Inputs::read(&ws.results_dir()).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let charts = galloc_lab::charts::draw(&inputs, out.path()).unwrap();
+    let charts = galloc_lab::report::charts::draw(&inputs, out.path()).unwrap();
     assert!(charts.len() >= 4, "only {} charts", charts.len());
     for c in &charts {
         let drawn = std::fs::read(out.path().join(&c.file)).unwrap();

@@ -2,13 +2,13 @@
 //! files are the ones the lab wrote, its report is the render of its rows, and the rows say
 //! what the README says of them.
 
-use galloc_lab::reproduction::Reproduction;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::reproduction::Reproduction;
 
 fn committed() -> (std::path::PathBuf, Reproduction) {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let dir = ws.results_dir().join("pr4853");
-    galloc_lab::metadata::verify(&dir).unwrap();
+    galloc_lab::report::metadata::verify(&dir).unwrap();
     let rows = Reproduction::read(&dir, "pr4853").unwrap();
     (dir, rows)
 }
@@ -17,7 +17,7 @@ fn committed() -> (std::path::PathBuf, Reproduction) {
 fn the_report_is_the_render_of_its_rows() {
     let (dir, rows) = committed();
     let v = galloc_variants::find("pr4853").unwrap();
-    let case = galloc_lab::scenario::select(&rows.case).unwrap()[0];
+    let case = galloc_lab::run::scenario::select(&rows.case).unwrap()[0];
     let summary = format!("{} {}", v.summary, case.summary);
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert_eq!(
@@ -34,7 +34,7 @@ fn the_report_is_the_render_of_its_rows() {
 fn the_reproduction_fails_from_message_747_and_the_correct_arithmetic_never() {
     let (_, rows) = committed();
     assert_eq!(rows.first_wrong(), Some(747));
-    let layouts = galloc_lab::layout::default_sweep().len();
+    let layouts = galloc_lab::analyse::layout::default_sweep().len();
     for v in ["shipping", "gear-next", "pr4853"] {
         let runs: Vec<_> = rows.outcomes.iter().filter(|o| o.variant == v).collect();
         assert_eq!(runs.len(), layouts, "{v}");

@@ -3,7 +3,7 @@
 //! variant it names, from `layouts.csv` and `second.csv` of `results/` and `results/corpus/`
 //! and `results/code-size.csv`, read here as plain text with the rule written out again.
 
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::workspace::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -76,7 +76,7 @@ fn the_ship_table_is_what_the_csvs_say() {
         gtest_totals(&dirs, "layouts.csv"),
         gtest_totals(&dirs, "second.csv"),
     );
-    let programs: Vec<&str> = galloc_lab::scenario::CASES
+    let programs: Vec<&str> = galloc_lab::run::scenario::CASES
         .iter()
         .filter(|c| c.default || c.corpus)
         .map(|c| c.id)
@@ -126,7 +126,7 @@ fn the_ship_table_is_what_the_csvs_say() {
             geomean,
             worst.0,
             worst.1,
-            galloc_lab::report::thousands(code_bytes(v.id)),
+            galloc_lab::report::inputs::thousands(code_bytes(v.id)),
         );
         assert!(
             report.contains(&row),

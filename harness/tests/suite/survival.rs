@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Every file under `dir` and its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    galloc_lab::staging::files(dir)
+    galloc_lab::report::staging::files(dir)
         .unwrap()
         .into_iter()
         .map(|rel| {
@@ -114,7 +114,7 @@ fn a_second_writer_waits_and_a_killed_run_leaves_one_of_two_states() {
     for (k, (from, delay)) in kills.iter().enumerate() {
         let dir = at(&format!("killed-{k}"));
         copy(&at("before"), &dir);
-        let journal = galloc_lab::staging::journal_of(&workspace(), &dir);
+        let journal = galloc_lab::report::staging::journal_of(&workspace(), &dir);
         let mut child = measure("no-buffer", &dir, Some(PAUSE));
         let t = Instant::now();
         if *from == "into the commit" {
@@ -167,7 +167,7 @@ fn a_second_writer_waits_and_a_killed_run_leaves_one_of_two_states() {
 fn a_reader_waits_for_the_writer_and_names_it() {
     let copy = crate::integrity::copy_of_results();
     let dir = std::path::absolute(copy.path()).unwrap();
-    let writing = galloc_lab::lock::Lock::write(&workspace(), &[&dir]).unwrap();
+    let writing = galloc_lab::report::lock::Lock::write(&workspace(), &[&dir]).unwrap();
     let mut verdict = Command::new(env!("CARGO_BIN_EXE_lab"))
         .args(["verdict", "lab,shipping", "--results"])
         .arg(&dir)

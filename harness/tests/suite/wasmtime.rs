@@ -3,13 +3,13 @@
 //! data), checked against gtest on a small hand-written program; its page hooks cost no fuel;
 //! and it collects every allocator call of a probe build.
 
-use galloc_lab::backend::wasmtime::WasmtimeBackend;
-use galloc_lab::backend::{gtest::GtestBackend, Backend, BackendKind};
-use galloc_lab::build::{build, BuildRequest, PostProcess};
-use galloc_lab::measure::{measure_case, Builds};
-use galloc_lab::run::{run_case, ProbeReads};
-use galloc_lab::scenario::select;
-use galloc_lab::workspace::Workspace;
+use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
+use galloc_lab::run::backend::{gtest::GtestBackend, Backend, BackendKind};
+use galloc_lab::run::execute::{run_case, ProbeReads};
+use galloc_lab::run::measure::{measure_case, Builds};
+use galloc_lab::run::scenario::select;
 
 /// Ops, by the payload's first byte, then two little-endian u32 arguments `a`, `b`:
 /// 0: counter += 1, reply counter; 1: counter += 1, alloc(1), then panic with "boom";
@@ -208,8 +208,9 @@ fn page_hooks_cost_no_fuel() {
         run_case(&mut b, &code, &scenario, ProbeReads::EveryMessage, || {}).unwrap()
     };
     let (hooked, bare) = (run(true), run(false));
-    let costs =
-        |r: &galloc_lab::run::CaseRun| r.messages.iter().map(|m| m.cost).collect::<Vec<_>>();
+    let costs = |r: &galloc_lab::run::execute::CaseRun| {
+        r.messages.iter().map(|m| m.cost).collect::<Vec<_>>()
+    };
     assert_eq!(costs(&hooked), costs(&bare));
     assert_eq!(hooked.probe, bare.probe);
     assert!(hooked.messages.iter().all(|m| m.pages.is_some()));

@@ -62,7 +62,7 @@ fn binary(config: &Config) -> Result<&Path> {
     let manifest = config.root.join("harness/node/Cargo.toml");
     let target = config.root.join("target/lab/node");
     eprintln!("node: building lab-node (gclient 1.10; a few minutes the first time)");
-    let status = crate::workspace::cargo_command()
+    let status = crate::build::workspace::cargo_command()
         .args(["build", "-q", "--locked", "--manifest-path"])
         .arg(&manifest)
         .arg("--target-dir")

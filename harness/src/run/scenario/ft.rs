@@ -9,7 +9,7 @@
 //! 121-130 hold nothing, so those transfers are refused: the error path is measured too).
 
 use super::{actor, Scenario, Step};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use ft::{FtAction, FtState, InitFt};
 use gtest::constants::DEFAULT_USER_ALICE;
 use parity_scale_codec::Encode;
@@ -169,7 +169,7 @@ pub fn wide() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Expect;
+    use crate::run::scenario::Expect;
     use ft::{FtError, FtReply};
     use parity_scale_codec::Decode;
 

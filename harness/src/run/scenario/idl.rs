@@ -13,7 +13,7 @@
 //! `{"Variant": payload}`; tuples and argument lists as arrays (arguments also as an object by
 //! parameter name).
 
-use crate::backend::Sent;
+use crate::run::backend::Sent;
 use anyhow::{anyhow, bail, Context, Result};
 use parity_scale_codec::{Compact, Encode};
 use sails_idl_parser_v2::ast::{
@@ -578,7 +578,7 @@ impl<'a> Scope<'a> {
 
 /// Hex as scenario files write it everywhere (the same reader as payloads).
 fn unhex(text: &str) -> Result<Vec<u8>> {
-    crate::external::unhex(text, "value")
+    crate::build::external::unhex(text, "value")
 }
 
 /// An integer from a JSON number or a decimal / `0x` hex string.

@@ -16,7 +16,7 @@ mod synthetic;
 mod vft;
 mod vnft;
 
-use crate::backend::{Sent, UserId};
+use crate::run::backend::{Sent, UserId};
 use anyhow::Result;
 use parity_scale_codec::Encode;
 

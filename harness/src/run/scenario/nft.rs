@@ -1,7 +1,7 @@
 //! The NFT cases; the contract's own rules, run on the host, give every expected reply.
 
 use super::{actor, Scenario, Step};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
 use nft::{InitNft, NftAction, NftState, TokenId, TokenMetadata};
 use parity_scale_codec::Encode;
@@ -190,7 +190,7 @@ fn mixed(case: &'static str, seed: u64, mints: u64, actions: usize, users: UserI
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Expect;
+    use crate::run::scenario::Expect;
     use nft::{NftError, NftEvent, NftReply};
 
     #[test]

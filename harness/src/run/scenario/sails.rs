@@ -4,7 +4,7 @@
 //! Replies and events are framed the same way, so a scenario can expect them byte for byte.
 
 use super::{Expect, Step};
-use crate::backend::{Sent, UserId};
+use crate::run::backend::{Sent, UserId};
 use anyhow::{anyhow, Result};
 use parity_scale_codec::Encode;
 use sails_rs::gstd::SailsEvent;

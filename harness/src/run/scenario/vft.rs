@@ -8,7 +8,7 @@
 
 use super::sails::{constructor, step, Route};
 use super::{actor, Scenario, Step};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
 use sails_rs::U256;
 use vft::{VftAdminService, VftProgram, VftService, VftState};
@@ -123,7 +123,7 @@ pub fn wide() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Expect;
+    use crate::run::scenario::Expect;
 
     #[test]
     fn stress_has_ft_stress_shape_and_refuses_empty_senders() {

@@ -7,7 +7,7 @@
 
 use super::sails::{constructor, step, Route};
 use super::{actor, Scenario, Step};
-use crate::backend::{Sent, UserId};
+use crate::run::backend::{Sent, UserId};
 use gtest::constants::DEFAULT_USER_ALICE;
 use parity_scale_codec::Encode;
 use rand::rngs::SmallRng;
@@ -208,7 +208,7 @@ fn mixed(seed: u64, mints: u64, actions: u64, users: UserId) -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Expect;
+    use crate::run::scenario::Expect;
 
     #[test]
     fn stress_mixes_every_operation_and_refusal() {

@@ -91,7 +91,7 @@ pub fn prepare(code: &[u8], track_pages: bool) -> Result<Prepared> {
     let static_pages = scan
         .static_pages
         .context("the Wasm imports no memory: Gear programs import `env.memory`")?;
-    let stack_end = crate::wasm::exported_global(code, "__gear_stack_end")?.unwrap_or(0);
+    let stack_end = crate::build::wasm::exported_global(code, "__gear_stack_end")?.unwrap_or(0);
 
     let encode = |track: bool| -> Result<Vec<u8>> {
         let mut reencoder = Instrument {

@@ -5,7 +5,7 @@
 
 use super::super::sails::{constructor, Calls};
 use super::super::{actor, Scenario};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use dex::{DexProgram, PairService, PairState, AIRDROP};
 use gtest::constants::DEFAULT_USER_ALICE;
 use rand::rngs::SmallRng;

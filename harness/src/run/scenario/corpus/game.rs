@@ -5,7 +5,7 @@
 //! payload that is not a message at all.
 
 use super::super::{actor, Scenario, Step};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use game::{GameAction, GameError, GameReply, GameState};
 use gtest::constants::DEFAULT_USER_ALICE;
 use rand::rngs::SmallRng;

@@ -16,7 +16,7 @@ pub mod vesting;
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::{Expect, CASES};
+    use crate::run::scenario::{Expect, CASES};
 
     /// What the corpus promises of every program, on both workloads: 300 messages or more,
     /// from many users, some of them refused (a Sails program's refusal fails the message

@@ -6,7 +6,7 @@
 //! not a message at all.
 
 use super::super::{actor, Scenario, Step};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
 use profiles::{Registry, RegistryAction as A, RegistryError, RegistryReply};
 use rand::rngs::SmallRng;

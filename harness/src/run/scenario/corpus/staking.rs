@@ -6,7 +6,7 @@
 
 use super::super::sails::{constructor, Calls};
 use super::super::{actor, Scenario};
-use crate::backend::UserId;
+use crate::run::backend::UserId;
 use gtest::constants::DEFAULT_USER_ALICE;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

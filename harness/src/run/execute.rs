@@ -1,8 +1,8 @@
 //! Runs a scenario on a backend, checking every reply, and reads the probe after each message.
 
-use crate::backend::{Backend, Outcome, Sent};
-use crate::build::hex;
-use crate::scenario::{Expect, Scenario, Step};
+use crate::build::artifact::hex;
+use crate::run::backend::{Backend, Outcome, Sent};
+use crate::run::scenario::{Expect, Scenario, Step};
 use anyhow::{bail, Context, Result};
 use galloc::probe::{Op, ProbeStats};
 
@@ -20,7 +20,7 @@ pub struct MessageCost {
     /// The reply payload (checked against the scenario's expectation).
     pub reply: Vec<u8>,
     /// Pages the message touched, where the backend sees them.
-    pub pages: Option<crate::backend::PageCounts>,
+    pub pages: Option<crate::run::backend::PageCounts>,
     /// Every allocator call with its cost (probe builds, on backends that collect them).
     pub ops: Vec<galloc::probe::Record>,
     /// Allocator calls during the message, per op (probe builds).
@@ -66,7 +66,7 @@ impl CaseRun {
 
 fn read_probe(
     backend: &mut dyn Backend,
-    program: crate::backend::ProgramRef,
+    program: crate::run::backend::ProgramRef,
 ) -> Result<ProbeStats> {
     let bytes = backend.read_state(program)?;
     let (stats, _) = galloc::probe::parse_state(&bytes).with_context(|| {

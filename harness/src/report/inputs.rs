@@ -1,11 +1,11 @@
 //! The report: tables rendered from the result rows, and nothing else.
 
-use crate::backend::BackendKind;
-use crate::layout::{self, Verdict};
+use crate::analyse::layout::{self, Verdict};
 use crate::results::{
     read_csv, read_manifest, AgreementRow, LayoutRow, MeasuredRow, MessageRow, OpRow, PagesRow,
     SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
+use crate::run::backend::BackendKind;
 use crate::trace::{self, TraceRecord};
 use anyhow::{bail, Result};
 use galloc_variants::{FLOOR, REFERENCE};
@@ -18,7 +18,7 @@ use std::path::Path;
 pub fn full_set() -> Vec<MeasuredRow> {
     let mut all = Vec::new();
     for backend in BackendKind::EMBEDDED {
-        for case in crate::scenario::CASES.iter().filter(|c| c.default) {
+        for case in crate::run::scenario::CASES.iter().filter(|c| c.default) {
             for v in galloc_variants::VARIANTS
                 .iter()
                 .filter(|v| v.reproduces.is_none())
@@ -284,7 +284,7 @@ impl Inputs {
     /// case with a second workload.
     fn missing_second(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
         let workload_of = |case: &str| {
-            crate::scenario::CASES
+            crate::run::scenario::CASES
                 .iter()
                 .find(|c| c.id == case)
                 .and_then(|c| c.second)
@@ -326,7 +326,7 @@ impl Inputs {
 
     /// The whole report; charts are linked as `<images>/<file>`. With `ship` (the committed
     /// results, when the corpus has been measured), it opens with the ship verdict.
-    pub fn markdown(&self, images: &str, ship: Option<&crate::ship::Ship>) -> String {
+    pub fn markdown(&self, images: &str, ship: Option<&crate::analyse::ship::Ship>) -> String {
         markdown(self, images, ship)
     }
 
@@ -514,7 +514,7 @@ fn verdicts(inputs: &Inputs) -> String {
         .map(|r| r.offset)
         .collect();
     if !second_offsets.is_empty() {
-        let workloads: Vec<String> = crate::scenario::CASES
+        let workloads: Vec<String> = crate::run::scenario::CASES
             .iter()
             .filter_map(|c| c.second.map(|w| (c.id, w)))
             .filter(|(case, _)| inputs.second.iter().any(|r| r.case == *case))
@@ -637,7 +637,7 @@ pub fn standing(inputs: &Inputs) -> Option<(String, layout::Standing)> {
     let lead = crate::results::headline_backend(&inputs.totals)?;
     let cases: Vec<(&str, bool)> = cases_on(&inputs.totals, lead)
         .into_iter()
-        .map(|c| (c, crate::scenario::held_out(c)))
+        .map(|c| (c, crate::run::scenario::held_out(c)))
         .collect();
     let summaries = layout::summarise(&inputs.layouts);
     Some((lead.to_owned(), layout::standing(&summaries, lead, &cases)?))
@@ -996,7 +996,7 @@ fn op_table(out: &mut String, rows: &[&OpRow]) {
     }
 }
 
-fn markdown(inputs: &Inputs, images: &str, ship: Option<&crate::ship::Ship>) -> String {
+fn markdown(inputs: &Inputs, images: &str, ship: Option<&crate::analyse::ship::Ship>) -> String {
     let Inputs {
         totals,
         ops,
@@ -1023,7 +1023,7 @@ fn markdown(inputs: &Inputs, images: &str, ship: Option<&crate::ship::Ship>) -> 
          work; compare their allocator columns.\n"
     );
     if let Some(ship) = ship {
-        out.push_str(&crate::ship_table::markdown(ship));
+        out.push_str(&crate::report::ship_table::markdown(ship));
     }
     out.push_str(&verdicts(inputs));
     out.push_str(&design(inputs));
@@ -1037,7 +1037,7 @@ fn markdown(inputs: &Inputs, images: &str, ship: Option<&crate::ship::Ship>) -> 
     );
     out.push_str(&inputs.summary());
     out.push_str(&calls(inputs));
-    let charts = crate::charts::plan(inputs);
+    let charts = crate::report::charts::plan(inputs);
     if !charts.is_empty() {
         let _ = writeln!(out, "\n## Charts\n");
         for c in charts {

@@ -31,13 +31,10 @@
 //! comparable across machines. The one other addition to the builder's setup is the linker
 //! (cargo's setting for the target, not a flag): the `lab` executable, which runs the
 //! toolchain's own `rust-lld` with rustc's arguments and keeps plain builds' links so that
-//! layout points are re-linked, not rebuilt ([`relink`]). The modules are the same bytes
+//! layout points are re-linked, not rebuilt ([`super::relink`]). The modules are the same bytes
 //! either way.
 
-#[path = "relink.rs"]
-pub mod relink;
-
-use crate::workspace::Workspace;
+use crate::build::workspace::Workspace;
 
 use anyhow::{bail, Context, Result};
 use galloc_variants::Variant;
@@ -83,11 +80,11 @@ pub struct BuildRequest<'a> {
     /// maintainer (or the gate's own test, with `gate-canary`) adds to a variant.
     pub extra_features: &'a str,
     /// A program outside the lab's workspace (`package` is then its package name), built
-    /// through a `galloc` patch ([`crate::external`]); `None` for the lab's own contracts.
-    pub external: Option<&'a crate::external::Program>,
+    /// through a `galloc` patch ([`crate::build::external`]); `None` for the lab's own contracts.
+    pub external: Option<&'a crate::build::external::Program>,
 }
 
-/// galloc's feature for the probe's twin ([`crate::measure::Builds`]): given through
+/// galloc's feature for the probe's twin ([`crate::run::measure::Builds`]): given through
 /// [`BuildRequest::extra_features`], as it is a switch on a plain build.
 pub const TWIN_FEATURE: &str = "probe-twin";
 
@@ -149,10 +146,10 @@ pub struct Artifact {
 }
 
 impl Artifact {
-    /// What the module imports and exports ([`crate::wasm::inspect`]); a module Gear would
+    /// What the module imports and exports ([`crate::build::wasm::inspect`]); a module Gear would
     /// reject is an error naming the file and the way to a fresh build.
-    pub fn inspect(&self) -> Result<crate::wasm::WasmInfo> {
-        crate::wasm::inspect(&self.bytes).with_context(|| {
+    pub fn inspect(&self) -> Result<crate::build::wasm::WasmInfo> {
+        crate::build::wasm::inspect(&self.bytes).with_context(|| {
             format!(
                 "{} ({}) is a module Gear would reject. It matches the lab's record of its \
                  build, so the build itself made it: rebuild it from clean sources (`git \
@@ -193,7 +190,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
     ]
     .join(" ");
-    let mut cmd = crate::workspace::cargo_command();
+    let mut cmd = crate::build::workspace::cargo_command();
     cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
         .args(["--target", TARGET]);
     // An outside program's galloc shim and the variant it links, written under the lock.
@@ -211,7 +208,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         }
         Some(program) => {
             let features: Vec<&str> = galloc_features.iter().map(String::as_str).collect();
-            let galloc = crate::external::galloc_manifest(ws, &config, &features)?;
+            let galloc = crate::build::external::galloc_manifest(ws, &config, &features)?;
             let target_dir = ws.target_dir(&format!("external/{}", program.key));
             let shim = target_dir.join("galloc");
             let dir = program.manifest.parent().unwrap_or(ws.root());
@@ -230,7 +227,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
                     "patch.crates-io.galloc.path={:?}",
                     shim.display().to_string()
                 ))
-                .args(crate::external::profile_config(ws, PROFILE)?);
+                .args(crate::build::external::profile_config(ws, PROFILE)?);
             shim_for = Some((shim, galloc));
             target_dir
         }
@@ -241,10 +238,10 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let raw = dir.join(format!("{config}.wasm"));
     // A plain build at the linker's own layout keeps its link: the layout points re-link it.
     let keep_link = !req.probe && !req.is_twin() && req.layout_pad == 0 && req.layout_offset == 0;
-    relink::link_through_lab(
+    super::relink::link_through_lab(
         &mut cmd,
         TARGET,
-        keep_link.then(|| relink::stash_of(&raw)).as_deref(),
+        keep_link.then(|| super::relink::stash_of(&raw)).as_deref(),
     )?;
     let (base_flags, canonical) = global_base(ws, req)?;
     cmd.arg("--target-dir")
@@ -263,7 +260,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         return finish(req, config, dir, raw, bytes);
     }
     if let Some((canonical, base)) = &canonical {
-        if let Some(stash) = relink::Stash::verified(canonical)? {
+        if let Some(stash) = super::relink::Stash::verified(canonical)? {
             let bytes = stash.link(Some(*base))?;
             collect(&dir, &raw, &bytes, stamp.as_ref())?;
             return finish(req, config, dir, raw, bytes);
@@ -277,7 +274,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     lock.lock()
         .with_context(|| format!("cannot lock {}", lock_path.display()))?;
     if let Some((shim, variant)) = &shim_for {
-        crate::external::galloc_shim(shim, variant)?;
+        crate::build::external::galloc_shim(shim, variant)?;
     }
     let mut run = || {
         cmd.output()
@@ -362,7 +359,7 @@ fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Op
             ..req
         },
     )?;
-    let start = crate::wasm::data_start(&canonical.bytes)?.with_context(|| {
+    let start = crate::build::wasm::data_start(&canonical.bytes)?.with_context(|| {
         format!(
             "{} has no static data to move: a layout offset needs a data segment",
             canonical.path.display()
@@ -386,7 +383,7 @@ fn finish(
     raw: PathBuf,
     bytes: Vec<u8>,
 ) -> Result<Artifact> {
-    let heap_base = crate::wasm::exported_global(&bytes, "__heap_base")
+    let heap_base = crate::build::wasm::exported_global(&bytes, "__heap_base")
         .with_context(|| format!("{} is not a Wasm module the lab can read", raw.display()))?;
     let (path, bytes) = match req.post {
         PostProcess::None => (raw, bytes),
@@ -611,7 +608,7 @@ fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
 
 /// `rustc -vV`, asked once per process: a run builds ~140 configurations and each call
 /// through rustup's proxy costs tens of milliseconds. Its first line is `rustc --version`.
-fn rustc_version() -> Result<&'static str> {
+pub(crate) fn rustc_version() -> Result<&'static str> {
     static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     if let Some(version) = VERSION.get() {
         return Ok(version);

@@ -1,0 +1,15 @@
+//! Analysis: what the result rows say, computed without running anything.
+//!
+//! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
+//! - [`ship`]: the ship rule over the default cases and the corpus, and the design target.
+//! - [`gate`]: a run's totals against the committed baseline.
+//! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
+//! - [`fit`]: the probe validation's exact fit of its overheads, and least squares.
+//! - [`sweep`]: whether the default sweep is enough, against a dense grid.
+
+pub mod agreement;
+pub mod fit;
+pub mod gate;
+pub mod layout;
+pub mod ship;
+pub mod sweep;

@@ -1,0 +1,13 @@
+//! Building: every program as Gear deploys it, once per variant.
+//!
+//! - [`workspace`]: where things are (the workspace root, per-variant target dirs, results).
+//! - [`artifact`]: one Wasm artifact per (package, variant, build kind), rebuilt only when stale.
+//! - [`relink`]: the same artifact with its static data moved, for the layout sweep.
+//! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
+//! - [`wasm`]: what an artifact imports and whether Gear would accept it.
+
+pub mod artifact;
+pub mod external;
+pub mod relink;
+pub mod wasm;
+pub mod workspace;

@@ -1,0 +1,18 @@
+//! Reporting: the Markdown report and the charts, from the result rows, written all together
+//! or not at all.
+//!
+//! - [`inputs`]: the results files a report is made from, read and checked complete.
+//! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
+//! - [`ship_table`]: the ship verdict's table.
+//! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
+//! - [`metadata`]: `results/metadata.json`, what produced the results.
+//! - [`staging`]: a command's outputs reach the real directories all together or not at all.
+//! - [`lock`]: one writer per results directory; readers wait for it.
+
+pub mod charts;
+pub mod inputs;
+pub mod lock;
+pub mod metadata;
+pub mod reproduction;
+pub mod ship_table;
+pub mod staging;
