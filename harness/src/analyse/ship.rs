@@ -304,7 +304,7 @@ impl Ship {
                 match row.code_bytes {
                     Some(b) if b > target.code_bytes => missed.push(format!(
                         "{} code bytes",
-                        crate::report::inputs::thousands(b)
+                        crate::report::tables::thousands(b)
                     )),
                     None => missed.push("code bytes not measured".into()),
                     _ => {}

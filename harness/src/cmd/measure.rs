@@ -612,7 +612,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let reading = galloc_lab::report::lock::Lock::read(ws.root(), &out)?;
     if ran == 0 && !backends.contains(&BackendKind::Node) && written.unchanged(&digest) {
         let inputs = galloc_lab::report::inputs::Inputs::read_for_verdicts(&out)?;
-        println!("{}", inputs.verdicts());
+        println!("{}", galloc_lab::report::verdicts::verdicts(&inputs));
         println!(
             "Full report: {} (up to date: no run or input changed since it was written)",
             out.join("README.md").display()
@@ -650,7 +650,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     ))?;
     staged.commit()?;
     written.record(&digest)?;
-    println!("{}", report.verdicts());
+    println!("{}", galloc_lab::report::verdicts::verdicts(&report));
     println!("Full report: {}", out.join("README.md").display());
     Ok(())
 }

@@ -7,7 +7,7 @@ use galloc_lab::analyse::ship;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::inputs::Inputs;
 use galloc_lab::report::staging::Staging;
-use galloc_lab::report::{charts, metadata};
+use galloc_lab::report::{charts, document, metadata};
 use galloc_lab::results;
 use std::path::{Path, PathBuf};
 
@@ -162,16 +162,19 @@ pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result
     };
     let ship = ship_verdict(ws, dir, real)?;
     let drawn = charts::draw(&inputs, images)?;
-    let text = inputs.markdown(link, ship.as_ref());
-    results::write_file(&dir.join("README.md"), text.as_bytes())?;
+    let report = document::render(&inputs, link, ship.as_ref());
+    report.write(dir)?;
     let images_shown = if real == ws.results_dir() {
         ws.root().join("images")
     } else {
         real.join("images")
     };
     eprintln!(
-        "wrote {}/README.md, {}/{} and {} charts in {}",
+        "wrote {}/README.md, {} case pages in {}/{}/, {}/{} and {} charts in {}",
         real.display(),
+        report.cases.len(),
+        real.display(),
+        document::CASES_DIR,
         real.display(),
         metadata::FILE,
         drawn.len(),

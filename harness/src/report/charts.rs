@@ -80,6 +80,18 @@ pub struct Chart {
     kind: Kind,
 }
 
+impl Chart {
+    /// The case it is about, for a chart of one case (drawn on that case's page).
+    pub fn case(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Ops { case } | Kind::Distribution { case } | Kind::Messages { case, .. } => {
+                Some(case)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The charts `inputs` support, in report order.
 pub fn plan(inputs: &Inputs) -> Vec<Chart> {
     let mut charts = Vec::new();
@@ -98,7 +110,7 @@ pub fn plan(inputs: &Inputs) -> Vec<Chart> {
                 },
             });
         }
-        if let Some((backend, st)) = crate::report::inputs::standing(inputs) {
+        if let Some((backend, st)) = crate::report::verdicts::standing(inputs) {
             charts.push(Chart {
                 file: "design.png".into(),
                 caption: format!(
@@ -511,7 +523,7 @@ fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> {
 /// `design.png`: one row per case and one for the geometric mean; a bar to the design's
 /// median difference to shipping, a line over its lowest … highest, the target dashed.
 fn design(inputs: &Inputs, path: &Path) -> Result<()> {
-    let Some((backend, st)) = crate::report::inputs::standing(inputs) else {
+    let Some((backend, st)) = crate::report::verdicts::standing(inputs) else {
         return Ok(());
     };
     // (label, lowest … highest, median, colour); the geometric mean has no range.

@@ -2,6 +2,9 @@
 //! or not at all.
 //!
 //! - [`inputs`]: the results files a report is made from, read and checked complete.
+//! - [`document`]: the report's pages: `README.md` and one page per case under `cases/`.
+//! - [`verdicts`]: the verdicts over the heap layouts, and the design against its target.
+//! - [`tables`]: every other table, over every case or one case's rows.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`ship_table`]: the ship verdict's table.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
@@ -10,9 +13,12 @@
 //! - [`lock`]: one writer per results directory; readers wait for it.
 
 pub mod charts;
+pub mod document;
 pub mod inputs;
 pub mod lock;
 pub mod metadata;
 pub mod reproduction;
 pub mod ship_table;
 pub mod staging;
+pub mod tables;
+pub mod verdicts;

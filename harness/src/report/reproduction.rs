@@ -7,7 +7,7 @@
 
 use crate::analyse::layout::{self, Verdict};
 use crate::report::charts::{canvas, colour, draw_err, load_font, short, FONT};
-use crate::report::inputs::thousands;
+use crate::report::tables::thousands;
 use crate::results::{read_csv, write_csv, CostRow, LayoutRow, OutcomeRow};
 use anyhow::{Context, Result};
 use plotters::prelude::*;

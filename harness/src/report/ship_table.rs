@@ -3,7 +3,7 @@
 
 use crate::analyse::layout::Verdict;
 use crate::analyse::ship::Ship;
-use crate::report::inputs::thousands;
+use crate::report::tables::thousands;
 use galloc_variants::REFERENCE;
 use std::fmt::Write;
 

@@ -206,45 +206,88 @@ fn the_report_opens_with_the_ship_verdict_then_the_verdicts_of_the_rows() {
     let mut case = String::new();
     let mut rows = 0;
     let mut bold: BTreeMap<String, String> = BTreeMap::new();
-    for line in report[verdicts_at..]
-        .lines()
-        .skip_while(|l| !l.starts_with("| case |"))
-        .skip(2)
-    {
-        if !line.starts_with('|') {
-            break;
-        }
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        if !cells[1].is_empty() {
-            case = cells[1].to_owned();
-        }
-        let variant = cells[2].trim_matches('*');
-        if cells[2].starts_with("**") {
-            bold.insert(case.clone(), variant.to_owned());
-        }
-        assert_eq!(
-            cells[5],
-            mark(&find(&gas, &case, variant).verdict),
-            "{line}"
-        );
-        let want = match seconds.get(&(case.clone(), variant.to_owned())) {
-            None => "-".to_owned(),
-            Some((verdict, median, holds)) => {
-                let held = match holds {
-                    None => String::new(),
-                    Some(true) => ": holds".into(),
-                    Some(false) => ": does not hold".into(),
-                };
-                format!("{median:+.2}% {}{held}", mark(verdict))
+    // Each case's full table is on its page; the report's matrix gives every case at a glance.
+    for page in std::fs::read_dir(results().join("cases")).unwrap() {
+        let page = std::fs::read_to_string(page.unwrap().path()).unwrap();
+        let at = page
+            .find("## Verdicts across heap layouts")
+            .expect("a case page's verdict table");
+        for line in page[at..]
+            .lines()
+            .skip_while(|l| !l.starts_with("| case |"))
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+        {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if !cells[1].is_empty() {
+                case = cells[1].to_owned();
             }
-        };
-        assert_eq!(cells[6], want, "{line}");
-        assert_eq!(
-            cells[8],
-            mark(&find(&fuel, &case, variant).verdict),
-            "{line}"
-        );
-        rows += 1;
+            let variant = cells[2].trim_matches('*');
+            if cells[2].starts_with("**") {
+                bold.insert(case.clone(), variant.to_owned());
+            }
+            assert_eq!(
+                cells[5],
+                mark(&find(&gas, &case, variant).verdict),
+                "{line}"
+            );
+            let want = match seconds.get(&(case.clone(), variant.to_owned())) {
+                None => "-".to_owned(),
+                Some((verdict, median, holds)) => {
+                    let held = match holds {
+                        None => String::new(),
+                        Some(true) => ": holds".into(),
+                        Some(false) => ": does not hold".into(),
+                    };
+                    format!("{median:+.2}% {}{held}", mark(verdict))
+                }
+            };
+            assert_eq!(cells[6], want, "{line}");
+            assert_eq!(
+                cells[8],
+                mark(&find(&fuel, &case, variant).verdict),
+                "{line}"
+            );
+            rows += 1;
+        }
+    }
+    // The matrix: a column per case (linked to its page), a row per variant but shipping; each
+    // cell the median and verdict of `totals.csv`, ✔ on the bolded pick of the case's page.
+    let matrix: Vec<&str> = report[verdicts_at..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| variant | geomean |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let columns: Vec<String> = matrix[0]
+        .split('|')
+        .map(str::trim)
+        .skip(3)
+        .filter(|c| !c.is_empty())
+        .map(|c| c[1..c.find(']').unwrap()].to_owned())
+        .collect();
+    assert_eq!(
+        matrix.len(),
+        2 + gas.len() / columns.len() - 1,
+        "a row per variant but shipping"
+    );
+    for line in &matrix[2..] {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let variant = cells[1];
+        for (case, cell) in columns.iter().zip(&cells[3..]) {
+            let t = find(&gas, case, variant);
+            let pick = bold.get(case).map(String::as_str) == Some(variant);
+            // The median as printed (2 decimals, from the layout rows) is the one of
+            // `totals.csv` (which keeps more) to the printed precision.
+            let (median, rest) = cell.split_once("% ").unwrap();
+            let median: f64 = median.parse().unwrap();
+            let want = t.vs_shipping_median_pct.unwrap();
+            assert!(
+                (median - want).abs() <= 0.005 + 1e-9,
+                "{case} in {line}: {want}"
+            );
+            let rest_want = format!("{}{}", mark(&t.verdict), if pick { " ✔" } else { "" });
+            assert_eq!(rest, rest_want, "{case} in {line}");
+        }
     }
     assert_eq!(rows, gas.len(), "one row per case and variant");
     for (case, pick) in bold {

@@ -22,6 +22,7 @@ fn pages() -> Vec<PathBuf> {
         "results/corpus",
         "results/pr4853",
         "results/cases",
+        "results/corpus/cases",
     ] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;

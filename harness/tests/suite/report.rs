@@ -1,7 +1,9 @@
-//! The committed report is exactly what the committed results render to: nobody edited it by
+//! The committed report (its main page and every case page, of `results/` and of
+//! `results/corpus/`) is exactly what the committed results render to: nobody edited it by
 //! hand, and no results file changed without it.
 
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::document::render;
 use galloc_lab::report::inputs::Inputs;
 
 #[test]
@@ -15,14 +17,17 @@ fn committed_report_is_rendered_from_committed_results() {
         .join(galloc_lab::results::MANIFEST)
         .exists()
         .then(|| galloc_lab::analyse::ship::from_results(&dir, &corpus).unwrap());
-    let rendered = Inputs::read(&dir)
-        .unwrap()
-        .markdown("../images", ship.as_ref());
-    let committed = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    assert!(
-        rendered == committed,
-        "results/README.md differs from what results/*.csv render to; run `just report`"
-    );
+    let rendered = render(&Inputs::read(&dir).unwrap(), "../images", ship.as_ref());
+    if let Some(file) = rendered.differs_from(&dir) {
+        panic!("results/{file} differs from what results/*.csv render to; run `just report`");
+    }
+    // The corpus's report, likewise (its charts in its own images/).
+    let corpus_inputs = Inputs::read(&corpus).unwrap();
+    if let Some(file) = render(&corpus_inputs, "images", None).differs_from(&corpus) {
+        panic!(
+            "results/corpus/{file} differs from what results/corpus/*.csv render to; run `just corpus`"
+        );
+    }
 }
 
 /// The committed charts are exactly what the committed results draw (and drawing is

@@ -126,7 +126,7 @@ fn the_ship_table_is_what_the_csvs_say() {
             geomean,
             worst.0,
             worst.1,
-            galloc_lab::report::inputs::thousands(code_bytes(v.id)),
+            galloc_lab::report::tables::thousands(code_bytes(v.id)),
         );
         assert!(
             report.contains(&row),

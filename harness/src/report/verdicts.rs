@@ -1,0 +1,432 @@
+//! The verdicts: every variant against shipping over the heap layouts, as the report's matrix
+//! (every case at a glance), as a case page's table (range, second workload, the other
+//! backend), and the lab's design against its target.
+
+use super::inputs::{cases_on, unit_on, Inputs};
+use super::tables::{mark, signed};
+use crate::analyse::layout::{self, Verdict};
+use crate::run::backend::BackendKind;
+use galloc_variants::{FLOOR, REFERENCE};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// What `lab measure` prints when it is done: the rule and the matrix of every case.
+pub fn verdicts(inputs: &Inputs) -> String {
+    verdict_rule(inputs) + &verdict_matrix(inputs, None)
+}
+
+type Summaries = BTreeMap<(String, String, String), layout::Summary>;
+
+/// What every verdict section is judged from: the layout sweep and the second workloads
+/// summarised, the backend that decides, and the embedded one beside it.
+struct Judged<'a> {
+    summaries: Summaries,
+    second: Summaries,
+    lead: &'a str,
+    other: Option<&'static str>,
+}
+
+impl<'a> Judged<'a> {
+    fn of(inputs: &'a Inputs) -> Option<Judged<'a>> {
+        let lead = crate::results::headline_backend(&inputs.totals)?;
+        let other = BackendKind::EMBEDDED
+            .iter()
+            .map(|b| b.name())
+            .find(|b| *b != lead && inputs.totals.iter().any(|t| t.backend == *b));
+        Some(Judged {
+            summaries: layout::summarise(&inputs.layouts),
+            second: layout::summarise_second(&inputs.second),
+            lead,
+            other,
+        })
+    }
+
+    fn get(&self, case: &str, variant: &str) -> Option<&layout::Summary> {
+        self.summaries
+            .get(&(self.lead.to_owned(), case.to_owned(), variant.to_owned()))
+    }
+
+    /// The variant the rule recommends for `case` (shipping where none is).
+    fn pick(&self, case: &str) -> &str {
+        layout::recommended_holding(&self.summaries, &self.second, self.lead, case)
+    }
+}
+
+/// The section's heading and the rule every verdict follows: the sweep's offsets, the minimum
+/// effect and why, the second workloads, and what the lab never recommends.
+pub fn verdict_rule(inputs: &Inputs) -> String {
+    let mut out = String::new();
+    let Some(j) = Judged::of(inputs) else {
+        return "No results yet: run `just compare`.\n".into();
+    };
+    let (lead, other) = (j.lead, j.other);
+    let points = j
+        .summaries
+        .iter()
+        .filter(|((b, _, _), _)| b == lead)
+        .map(|(_, s)| s.points)
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(out, "## Verdicts across heap layouts\n");
+    let band = layout::BAND_PCT;
+    let offsets_on = |backend: &str| -> Vec<String> {
+        inputs
+            .layouts
+            .iter()
+            .filter(|r| r.backend == backend)
+            .map(|r| r.offset)
+            .collect::<BTreeSet<u32>>()
+            .iter()
+            .map(u32::to_string)
+            .collect()
+    };
+    let offsets = offsets_on(lead);
+    // The fuel meter runs a thinner sweep (`layout::FUEL_STRIDE`): say which points.
+    let other_offsets = other
+        .map(|o| (o, offsets_on(o)))
+        .filter(|(_, o)| *o != offsets)
+        .map(|(o, offs)| format!(" (`{o}`: {} of them, {})", offs.len(), offs.join(", ")))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "Each case's plain build was run with its static data, and so its heap base, at {points} \
+         offsets over the 64 KiB Wasm page ({} bytes{other_offsets}; 0 is the linker's own \
+         layout, the one the tables at the linker's layout use). Per \
+         offset, each variant's total is compared with `shipping`'s at the same offset, with a \
+         minimum effect of {band} %: **better** (**worse**) means cheaper (dearer) by more than \
+         {band} % at every offset, **same** within {band} % at every offset, **noise** neither \
+         (the layout decides). The lab recommends, per case, the variant better than shipping \
+         with the lowest median difference, and shipping where none is; never the \
+         floor ({FLOOR}, which never frees: Gear's memory persists, so it only grows) nor a \
+         variant that fails one of the lab's own tests ({}). `{lead}` decides; {}.\n",
+        offsets.join(", "),
+        galloc_variants::VARIANTS
+            .iter()
+            .filter(|v| v.reproduces.is_none())
+            .filter_map(|v| v.fails.map(|f| format!("`{}`: {}", v.id, f.failure)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        match other {
+            Some(o) => format!("each case's page gives `{o}`'s verdicts beside it"),
+            None => "no other backend ran".into(),
+        }
+    );
+    let second_offsets: BTreeSet<u32> = inputs
+        .second
+        .iter()
+        .filter(|r| r.backend == lead)
+        .map(|r| r.offset)
+        .collect();
+    if !second_offsets.is_empty() {
+        let workloads: Vec<String> = crate::run::scenario::CASES
+            .iter()
+            .filter_map(|c| c.second.map(|w| (c.id, w)))
+            .filter(|(case, _)| inputs.second.iter().any(|r| r.case == *case))
+            .map(|(case, w)| format!("`{case}`: `{}` ({})", w.id, w.summary))
+            .collect();
+        let _ = writeln!(
+            out,
+            "A verdict must also survive another traffic of the same program: every case has a \
+             second workload, run on `{lead}` at {} of the offsets ({} bytes) with the same rule; \
+             a variant is recommended only where its **better** **holds** there. The \
+             workloads: {}.\n",
+            second_offsets.len(),
+            second_offsets
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            workloads.join("; ")
+        );
+    }
+    if let Some((pairs, luck)) = layout::layout_luck(&j.summaries, lead) {
+        let _ = writeln!(
+            out,
+            "Why {band} %: on {lead}, {pairs} variant–case pairs change sign with the layout, and \
+             the smaller of their two excursions has a median of {luck:.2} %: that much \
+             difference, either way, the heap's place alone produces.\n"
+        );
+    }
+    out
+}
+
+/// Every variant (rows, best geometric mean of medians first) on every case (columns): its
+/// median difference to shipping on the deciding backend and its verdict, ✔ on the variant the
+/// rule recommends; then the tallies. `page` links a case's column to its page (`None`: plain
+/// names, as the terminal prints it).
+pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
+    let mut out = String::new();
+    let Some(j) = Judged::of(inputs) else {
+        return out;
+    };
+    let lead = j.lead;
+    let cases = cases_on(&inputs.totals, lead);
+    let picks: Vec<&str> = cases.iter().map(|c| j.pick(c)).collect();
+    let median = |case: &str, variant: &str| j.get(case, variant)?.vs_shipping.map(|d| d.0);
+    let mut variants: Vec<(&str, f64)> = galloc_variants::VARIANTS
+        .iter()
+        .filter(|v| v.id != REFERENCE)
+        .filter(|v| cases.iter().any(|c| j.get(c, v.id).is_some()))
+        .map(|v| {
+            let medians = cases.iter().filter_map(|c| median(c, v.id));
+            (v.id, layout::geomean_pct(medians))
+        })
+        .collect();
+    variants.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    let unit = unit_on(&inputs.totals, lead);
+    let _ = writeln!(
+        out,
+        "{unit} on `{lead}` against `shipping`, median over the layouts, and the verdict; ✔: the \
+         variant the rule recommends for the case. Rows by the geometric mean of their medians \
+         (as ratios); each case's page has the range, the second workload and \
+         the other backend.\n"
+    );
+    let header: Vec<String> = cases
+        .iter()
+        .map(|c| page.map_or_else(|| (*c).to_owned(), |p| format!("[{c}]({})", p(c))))
+        .collect();
+    let _ = writeln!(
+        out,
+        "| variant | geomean | {} |\n| --- | ---: |{}",
+        header.join(" | "),
+        " ---: |".repeat(cases.len())
+    );
+    for (variant, geomean) in &variants {
+        let cells: Vec<String> = cases
+            .iter()
+            .zip(&picks)
+            .map(|(case, pick)| match j.get(case, variant) {
+                None => "-".into(),
+                Some(s) => format!(
+                    "{} {}{}",
+                    s.vs_shipping.map_or("-".into(), |d| signed(d.0)),
+                    mark(s.verdict),
+                    if pick == variant { " ✔" } else { "" }
+                ),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {variant} | {} | {} |",
+            signed(*geomean),
+            cells.join(" | ")
+        );
+    }
+    let shipping_picked: Vec<&str> = cases
+        .iter()
+        .zip(&picks)
+        .filter(|(_, p)| **p == REFERENCE)
+        .map(|(c, _)| *c)
+        .collect();
+    if !shipping_picked.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n`shipping` is recommended (no variant qualifies) on: {}.",
+            shipping_picked.join(", ")
+        );
+    }
+    let flips = j
+        .summaries
+        .iter()
+        .filter(|((b, _, _), s)| b == lead && s.verdict == Verdict::Noise)
+        .count();
+    let _ = writeln!(
+        out,
+        "{flips} variant–case pairs on {lead} are within layout noise: one layout alone would \
+         have named a winner that another layout reverses.\n"
+    );
+    let tally = |h: layout::Holds| {
+        j.summaries
+            .iter()
+            .filter(|(k, s)| k.0 == lead && layout::holds(s.verdict, j.second.get(*k)) == h)
+            .count()
+    };
+    let (held, not_held) = (tally(layout::Holds::Yes), tally(layout::Holds::No));
+    if held + not_held > 0 {
+        let _ = writeln!(
+            out,
+            "Under the second workloads, {held} of the {} verdicts other than noise on {lead} hold \
+             and {not_held} do not.\n",
+            held + not_held
+        );
+    }
+    out
+}
+
+/// Per case, every variant against shipping across the heap layouts, ordered by the median
+/// difference on the deciding backend: range, the second workload's verdict and whether the
+/// case's holds there, and the other backend's verdict; the recommended variant in **bold**.
+pub fn verdict_table(inputs: &Inputs) -> String {
+    let mut out = String::new();
+    let Some(j) = Judged::of(inputs) else {
+        return out;
+    };
+    let (lead, other) = (j.lead, j.other);
+    let unit_of = |backend: &str| unit_on(&inputs.totals, backend);
+    let (lead_unit, other_unit) = (unit_of(lead), other.map_or("", unit_of));
+    let other_columns = if other.is_some() {
+        format!(" {other_unit} median | {other_unit} verdict |")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "| case | variant | {lead_unit} vs shipping, median | lowest … highest | verdict | second workload |{other_columns}"
+    );
+    let _ = writeln!(
+        out,
+        "| --- | --- | ---: | ---: | --- | --- |{}",
+        if other.is_some() { " ---: | --- |" } else { "" }
+    );
+    let mut picks = Vec::new();
+    for case in cases_on(&inputs.totals, lead) {
+        let best = j.pick(case);
+        picks.push(format!("{case}: **{best}**"));
+        let mut rows: Vec<(&str, &layout::Summary)> = j
+            .summaries
+            .iter()
+            .filter(|((b, c, _), _)| b == lead && c == case)
+            .map(|((_, _, v), s)| (v.as_str(), s))
+            .collect();
+        let median_of = |s: &layout::Summary| s.vs_shipping.map_or(0.0, |d| d.0);
+        rows.sort_by(|a, b| median_of(a.1).total_cmp(&median_of(b.1)).then(a.0.cmp(b.0)));
+        for (i, (variant, s)) in rows.iter().enumerate() {
+            let name = if *variant == best {
+                format!("**{variant}**")
+            } else {
+                (*variant).to_owned()
+            };
+            let (median, range) = match s.vs_shipping {
+                Some((m, lo, hi)) => (signed(m), format!("{} … {}", signed(lo), signed(hi))),
+                None => ("-".into(), "-".into()),
+            };
+            let beside = other.map(|o| {
+                match j
+                    .summaries
+                    .get(&(o.to_owned(), case.to_owned(), (*variant).to_owned()))
+                {
+                    Some(b) => format!(
+                        " {} | {} |",
+                        b.vs_shipping.map_or("-".into(), |d| signed(d.0)),
+                        mark(b.verdict)
+                    ),
+                    None => " - | - |".into(),
+                }
+            });
+            let key = (lead.to_owned(), case.to_owned(), (*variant).to_owned());
+            let second_cell = match (
+                j.second.get(&key),
+                layout::holds(s.verdict, j.second.get(&key)),
+            ) {
+                _ if s.verdict == Verdict::Baseline => "-".to_owned(),
+                (_, layout::Holds::Untested) | (None, _) => "-".to_owned(),
+                (Some(w), h) => {
+                    let median = w.vs_shipping.map_or("-".into(), |d| signed(d.0));
+                    match h {
+                        layout::Holds::Nothing => format!("{median} {}", mark(w.verdict)),
+                        _ => format!("{median} {}: {}", mark(w.verdict), h.name()),
+                    }
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {name} | {median} | {range} | {} | {second_cell} |{}",
+                if i == 0 { case } else { "" },
+                mark(s.verdict),
+                beside.unwrap_or_default()
+            );
+        }
+    }
+    let _ = writeln!(out, "\nRecommended: {}.", picks.join("; "));
+    out
+}
+
+/// The lab's design against shipping on the deciding backend, case by case, against the
+/// target ([`layout::Standing`]); empty without a sweep of it and shipping on every case.
+pub fn standing(inputs: &Inputs) -> Option<(String, layout::Standing)> {
+    let lead = crate::results::headline_backend(&inputs.totals)?;
+    let cases: Vec<(&str, bool)> = cases_on(&inputs.totals, lead)
+        .into_iter()
+        .map(|c| (c, crate::run::scenario::held_out(c)))
+        .collect();
+    let summaries = layout::summarise(&inputs.layouts);
+    Some((lead.to_owned(), layout::standing(&summaries, lead, &cases)?))
+}
+
+/// The lab's design against the target, case by case (`images/design.png` draws it).
+pub fn design(inputs: &Inputs) -> String {
+    let mut out = String::new();
+    let Some((lead, st)) = standing(inputs) else {
+        return out;
+    };
+    let lead = lead.as_str();
+    let unit = unit_on(&inputs.totals, lead);
+    let names = |held: bool| -> String {
+        let c: Vec<String> = st
+            .cases
+            .iter()
+            .filter(|c| c.held_out == held)
+            .map(|c| format!("`{}`", c.case))
+            .collect();
+        if c.is_empty() {
+            "none".into()
+        } else {
+            c.join(", ")
+        }
+    };
+    let _ = writeln!(out, "## The lab's design against shipping\n");
+    let _ = writeln!(
+        out,
+        "`{}` (the registry's `DESIGN`) on every case, {lead} {unit} against `shipping` at the same \
+         heap layout over the sweep. The target: its median below shipping's on every case, and \
+         the geometric mean of its medians (as ratios) at most {:+.1}%. Designed on {}; held out, \
+         only confirmed on: {} (the split is in the case registry, `held_out`, decided before \
+         the design was measured). `images/design.png` draws this table.\n",
+        st.variant,
+        layout::TARGET_GEOMEAN_PCT,
+        names(false),
+        names(true)
+    );
+    let _ = writeln!(
+        out,
+        "| case | split | median | lowest … highest | verdict |\n| --- | --- | ---: | ---: | --- |"
+    );
+    for c in &st.cases {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} … {} | {} |",
+            c.case,
+            if c.held_out {
+                "held out"
+            } else {
+                "designed on"
+            },
+            signed(c.median),
+            signed(c.lowest),
+            signed(c.highest),
+            mark(c.verdict)
+        );
+    }
+    let sub = |held: bool| {
+        let cases = st.cases.iter().filter(|c| c.held_out == held);
+        layout::geomean_pct(cases.map(|c| c.median))
+    };
+    let _ = writeln!(
+        out,
+        "| geometric mean | all | **{}** | | |\n| geometric mean | designed on | {} | | |\n| geometric mean | held out | {} | | |",
+        signed(st.geomean_pct),
+        signed(sub(false)),
+        signed(sub(true))
+    );
+    let _ = writeln!(
+        out,
+        "\nTarget {}: below shipping at the median on {} of {} cases; geometric mean {} \
+         (target {:+.1}%).\n",
+        if st.meets_target() { "met" } else { "not met" },
+        st.below(),
+        st.cases.len(),
+        signed(st.geomean_pct),
+        layout::TARGET_GEOMEAN_PCT
+    );
+    out
+}
