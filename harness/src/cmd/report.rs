@@ -2,7 +2,7 @@
 //! `images/` from the results files alone, without running anything (what `lab measure`
 //! does at its end), once it has checked they are the files the lab wrote.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use galloc_lab::analyse::ship;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::inputs::Inputs;
@@ -162,6 +162,19 @@ pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result
     };
     let ship = ship_verdict(ws, dir, real)?;
     let drawn = charts::draw(&inputs, images)?;
+    // A chart the results no longer support (or the lab no longer draws) goes: the directory
+    // holds what this report shows, nothing stale.
+    for entry in std::fs::read_dir(images)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.ends_with(".png") && !drawn.iter().any(|c| c.file == name) {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove the stale chart {}", path.display()))?;
+        }
+    }
     let report = document::render(&inputs, link, ship.as_ref());
     report.write(dir)?;
     let images_shown = if real == ws.results_dir() {

@@ -122,6 +122,10 @@ fn main_page(inputs: &Inputs, images: &str, ship: Option<&Ship>, plan: &[Chart])
     }
     out.push_str(&verdicts::verdict_rule(inputs));
     out.push_str(&verdicts::verdict_matrix(inputs, Some(&case_link)));
+    // The headline chart draws this matrix with the pages and code beside it.
+    if let Some(c) = plan.iter().find(|c| c.is_headline()) {
+        let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
+    }
     out.push_str(&verdicts::design(inputs));
     let calls = tables::calls(inputs, Some(&case_link));
     if !calls.is_empty() {
@@ -130,6 +134,7 @@ fn main_page(inputs: &Inputs, images: &str, ship: Option<&Ship>, plan: &[Chart])
     }
     out.push_str(&tables::agreement(inputs, false));
     let shared: Vec<&Chart> = plan.iter().filter(|c| c.case().is_none()).collect();
+    // Listed here even when drawn above: the list is the index of every chart.
     if !plan.is_empty() {
         let _ = writeln!(out, "\n## Charts\n");
         for c in shared {

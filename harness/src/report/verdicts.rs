@@ -150,29 +150,75 @@ pub fn verdict_rule(inputs: &Inputs) -> String {
     out
 }
 
+/// Every variant but shipping against shipping on every case, on the deciding backend: what
+/// the report's matrix prints and the headline chart draws, from the same summaries.
+pub struct Matrix<'a> {
+    judged: Judged<'a>,
+    /// The cases, in result order.
+    pub cases: Vec<&'a str>,
+    /// Per case, the variant the rule recommends (shipping where none qualifies).
+    pub picks: Vec<&'static str>,
+    /// The variants and the geometric mean of their medians, lowest first.
+    pub rows: Vec<(&'static str, f64)>,
+}
+
+impl<'a> Matrix<'a> {
+    pub fn of(inputs: &'a Inputs) -> Option<Matrix<'a>> {
+        let judged = Judged::of(inputs)?;
+        let cases = cases_on(&inputs.totals, judged.lead);
+        // As the registry spells it, so the name outlives the summaries it was found in.
+        let picks = cases
+            .iter()
+            .map(|c| {
+                let pick = judged.pick(c);
+                galloc_variants::VARIANTS
+                    .iter()
+                    .find(|v| v.id == pick)
+                    .map_or(REFERENCE, |v| v.id)
+            })
+            .collect();
+        let median =
+            |case: &str, variant: &str| judged.get(case, variant)?.vs_shipping.map(|d| d.0);
+        let mut rows: Vec<(&'static str, f64)> = galloc_variants::VARIANTS
+            .iter()
+            .filter(|v| v.id != REFERENCE)
+            .filter(|v| cases.iter().any(|c| judged.get(c, v.id).is_some()))
+            .map(|v| {
+                let medians = cases.iter().filter_map(|c| median(c, v.id));
+                (v.id, layout::geomean_pct(medians))
+            })
+            .collect();
+        rows.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+        Some(Matrix {
+            judged,
+            cases,
+            picks,
+            rows,
+        })
+    }
+
+    /// The backend that decides.
+    pub fn backend(&self) -> &'a str {
+        self.judged.lead
+    }
+
+    /// `variant`'s median difference to shipping on `case` (percent) and its verdict.
+    pub fn cell(&self, case: &str, variant: &str) -> Option<(f64, Verdict)> {
+        let s = self.judged.get(case, variant)?;
+        Some((s.vs_shipping?.0, s.verdict))
+    }
+}
+
 /// Every variant (rows, best geometric mean of medians first) on every case (columns): its
 /// median difference to shipping on the deciding backend and its verdict, ✔ on the variant the
 /// rule recommends; then the tallies. `page` links a case's column to its page (`None`: plain
 /// names, as the terminal prints it).
 pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
     let mut out = String::new();
-    let Some(j) = Judged::of(inputs) else {
+    let Some(m) = Matrix::of(inputs) else {
         return out;
     };
-    let lead = j.lead;
-    let cases = cases_on(&inputs.totals, lead);
-    let picks: Vec<&str> = cases.iter().map(|c| j.pick(c)).collect();
-    let median = |case: &str, variant: &str| j.get(case, variant)?.vs_shipping.map(|d| d.0);
-    let mut variants: Vec<(&str, f64)> = galloc_variants::VARIANTS
-        .iter()
-        .filter(|v| v.id != REFERENCE)
-        .filter(|v| cases.iter().any(|c| j.get(c, v.id).is_some()))
-        .map(|v| {
-            let medians = cases.iter().filter_map(|c| median(c, v.id));
-            (v.id, layout::geomean_pct(medians))
-        })
-        .collect();
-    variants.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    let (j, lead, cases, picks, variants) = (&m.judged, m.judged.lead, &m.cases, &m.picks, &m.rows);
     let unit = unit_on(&inputs.totals, lead);
     let _ = writeln!(
         out,
@@ -191,10 +237,10 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
         header.join(" | "),
         " ---: |".repeat(cases.len())
     );
-    for (variant, geomean) in &variants {
+    for (variant, geomean) in variants {
         let cells: Vec<String> = cases
             .iter()
-            .zip(&picks)
+            .zip(picks)
             .map(|(case, pick)| match j.get(case, variant) {
                 None => "-".into(),
                 Some(s) => format!(
@@ -214,7 +260,7 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
     }
     let shipping_picked: Vec<&str> = cases
         .iter()
-        .zip(&picks)
+        .zip(picks)
         .filter(|(_, p)| **p == REFERENCE)
         .map(|(c, _)| *c)
         .collect();

@@ -1,0 +1,586 @@
+//! The report's charts: PNGs in `images/`, drawn with plotters from the same rows the tables
+//! are rendered from (and the committed traces), never by hand.
+//!
+//! Every chart colours a variant the same way (its place in the registry), says its unit on
+//! the axis, and comes from committed results alone, so `lab report` redraws them anywhere.
+
+use crate::report::inputs::Inputs;
+use crate::results::{headline_backend, TotalRow};
+use anyhow::{anyhow, Context, Result};
+use galloc_variants::{Variant, REFERENCE, VARIANTS};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use sha2::Digest;
+use std::path::{Path, PathBuf};
+
+mod calls;
+mod messages;
+mod verdicts;
+
+/// Where the fonts are looked for (Debian's `fonts-dejavu-core`, which `just setup` installs).
+const FONT_PATHS: [&str; 2] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+];
+pub(crate) const FONT: &str = "sans-serif";
+/// Every chart is this wide: GitHub shows a page's images at about 1,000 px, so a chart drawn
+/// at that width is read at its own size, its labels as drawn.
+const W: u32 = 1000;
+const H: u32 = 640;
+
+/// One colour per variant, by registry position: the reference grey, the lab's design black,
+/// the rest chosen from Kelly's colours of maximum contrast and Tableau's so that no two are
+/// closer than 35 in CIELAB (ΔE*76; a test holds it above 30), none too light for white.
+const PALETTE: [RGBColor; 15] = [
+    RGBColor(132, 132, 130),
+    RGBColor(31, 119, 180),
+    RGBColor(246, 166, 0),
+    RGBColor(50, 205, 50),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(0, 206, 209),
+    RGBColor(255, 20, 147),
+    RGBColor(0, 136, 86),
+    RGBColor(188, 189, 34),
+    RGBColor(0, 0, 128),
+    RGBColor(101, 69, 34),
+    RGBColor(249, 147, 121),
+    RGBColor(0, 0, 0),
+    RGBColor(179, 68, 108),
+];
+
+/// A variant's colour in every chart.
+pub fn colour(variant: &str) -> RGBColor {
+    let i = VARIANTS.iter().position(|v| v.id == variant).unwrap_or(0);
+    PALETTE[i % PALETTE.len()]
+}
+
+/// What a chart shows.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Every variant on the decision metric, with its pages and code beside it.
+    Headline,
+    /// Average cost per call per op and variant, one panel per backend.
+    Ops { case: String },
+    /// Per case, each variant's lowest, median and highest difference to shipping across
+    /// the heap layouts, on a backend.
+    Layouts { backend: String },
+    /// The lab's design against shipping per case and the geometric mean, against the target.
+    Design,
+    /// Distribution of every call's fuel per op and variant, from the traces.
+    Distribution { case: String },
+    /// Cost per message over the scenario per variant, and the running total against the
+    /// reference, on a backend.
+    /// `shown`: the variants whose every message is drawn (the rest only as running totals).
+    Messages {
+        case: String,
+        backend: String,
+        shown: Vec<&'static str>,
+    },
+}
+
+/// A chart the results support.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// File name under `images/`.
+    pub file: String,
+    /// What it shows.
+    pub caption: String,
+    kind: Kind,
+}
+
+impl Chart {
+    /// Whether it is the headline chart (the report shows it under the verdicts).
+    pub fn is_headline(&self) -> bool {
+        matches!(self.kind, Kind::Headline)
+    }
+
+    /// The case it is about, for a chart of one case (drawn on that case's page).
+    pub fn case(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Ops { case } | Kind::Distribution { case } | Kind::Messages { case, .. } => {
+                Some(case)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The charts `inputs` support, in report order.
+pub fn plan(inputs: &Inputs) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    let headline = headline_backend(&inputs.totals);
+    let matrix = crate::report::verdicts::Matrix::of(inputs);
+    if let Some(backend) = headline {
+        if inputs.layouts.iter().any(|r| r.backend == backend) {
+            charts.push(Chart {
+                file: "headline.png".into(),
+                caption: format!(
+                    "every variant against shipping ({backend} {}): each case's median over the \
+                     heap layouts coloured by its verdict, the geometric mean, the recommended \
+                     case ringed; beside it, pages touched and code bytes against shipping",
+                    unit_of(&inputs.totals, backend)
+                ),
+                kind: Kind::Headline,
+            });
+            charts.push(Chart {
+                file: "layout-ranges.png".into(),
+                caption: format!(
+                    "per case, each variant's {} against shipping at the same heap layout: \
+                     lowest, median and highest over the layouts ({backend})",
+                    unit_of(&inputs.totals, backend)
+                ),
+                kind: Kind::Layouts {
+                    backend: backend.into(),
+                },
+            });
+        }
+        if let Some((backend, st)) = crate::report::verdicts::standing(inputs) {
+            charts.push(Chart {
+                file: "design.png".into(),
+                caption: format!(
+                    "the lab's design (`{}`) against shipping on every case: median over the heap \
+                     layouts (bar), lowest … highest (line), the geometric mean and the target \
+                     ({backend} {})",
+                    st.variant,
+                    unit_of(&inputs.totals, &backend)
+                ),
+                kind: Kind::Design,
+            });
+        }
+    }
+    for case in cases(&inputs.totals) {
+        if inputs.ops.iter().any(|o| o.case == case && o.count > 0) {
+            charts.push(Chart {
+                file: format!("{case}-ops.png"),
+                caption: format!("{case}: average cost per allocator call, per op and variant"),
+                kind: Kind::Ops { case: case.clone() },
+            });
+        }
+        if inputs
+            .traces
+            .iter()
+            .any(|((c, _), calls)| *c == case && !calls.is_empty())
+        {
+            charts.push(Chart {
+                file: format!("{case}-distribution.png"),
+                caption: format!(
+                    "{case}: distribution of the fuel of every allocator call per op and variant \
+                     (exact records)"
+                ),
+                kind: Kind::Distribution { case: case.clone() },
+            });
+        }
+        if let Some(backend) = headline {
+            if inputs
+                .messages
+                .iter()
+                .any(|m| m.case == case && m.backend == backend)
+            {
+                // Every message of 14 variants is a thicket: the upper panel draws shipping,
+                // the lab's design and the case's pick; the running totals draw every variant.
+                let mut shown = vec![REFERENCE, galloc_variants::DESIGN];
+                let pick = matrix.as_ref().and_then(|m| {
+                    m.cases
+                        .iter()
+                        .position(|c| *c == case.as_str())
+                        .map(|i| m.picks[i])
+                });
+                shown.extend(pick.filter(|p| !shown.contains(p)));
+                charts.push(Chart {
+                    file: format!("{case}-messages.png"),
+                    caption: format!(
+                        "{case}: {} per message over the scenario at the linker's layout (heap \
+                         offset 0) for {}, and every variant's running total against \
+                         {REFERENCE} ({backend})",
+                        unit_of(&inputs.totals, backend),
+                        shown.join(", ")
+                    ),
+                    kind: Kind::Messages {
+                        case: case.clone(),
+                        backend: backend.into(),
+                        shown,
+                    },
+                });
+            }
+        }
+    }
+    charts
+}
+
+/// Draws every chart of [`plan`] into `images`; returns them.
+pub fn draw(inputs: &Inputs, images: &Path) -> Result<Vec<Chart>> {
+    load_font()?;
+    std::fs::create_dir_all(images)
+        .with_context(|| format!("cannot create {}", images.display()))?;
+    let charts = plan(inputs);
+    let one = |c: &Chart| -> Result<()> {
+        let path = images.join(&c.file);
+        match &c.kind {
+            Kind::Headline => verdicts::headline(inputs, &path),
+            Kind::Layouts { backend } => verdicts::layout_ranges(inputs, backend, &path),
+            Kind::Design => verdicts::design(inputs, &path),
+            Kind::Ops { case } => calls::avg_per_op(&inputs.ops, case, &path),
+            Kind::Distribution { case } => calls::distribution(case, &inputs.traces, &path),
+            Kind::Messages {
+                case,
+                backend,
+                shown,
+            } => messages::per_message(&inputs.messages, case, backend, shown, &path),
+        }
+    };
+    // Each chart is its own file drawn from shared, read-only inputs: on every core (30 charts
+    // took ~2 s on one). The first error, in chart order, is the one reported.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut results: Vec<(usize, Result<()>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(c) = charts.get(i) else { return done };
+                        done.push((i, one(c)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a chart does not panic"))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    for (_, r) in results {
+        r?;
+    }
+    Ok(charts)
+}
+
+/// The font the charts are drawn with (its path and SHA-256), or what is missing: part of what
+/// the charts are made from.
+pub fn font_identity() -> String {
+    FONT_PATHS
+        .iter()
+        .find_map(|p| {
+            let bytes = std::fs::read(p).ok()?;
+            Some(format!(
+                "{p} {}",
+                crate::build::artifact::hex(&sha2::Sha256::digest(&bytes))
+            ))
+        })
+        .unwrap_or_else(|| "no font".into())
+}
+
+/// Registers the system's DejaVu Sans with plotters (once per process).
+pub(crate) fn load_font() -> Result<()> {
+    static LOADED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    LOADED
+        .get_or_init(|| {
+            let path = FONT_PATHS
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    format!(
+                        "no DejaVu Sans font (looked at {}); run `just setup`, which installs \
+                         Debian's fonts-dejavu-core",
+                        FONT_PATHS.join(", ")
+                    )
+                })?;
+            let bytes =
+                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            // plotters keeps fonts for the life of the process.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            for style in [FontStyle::Normal, FontStyle::Bold] {
+                plotters::style::register_font(FONT, style, bytes)
+                    .map_err(|_| format!("{} is not a font plotters reads", path.display()))?;
+            }
+            Ok(())
+        })
+        .clone()
+        .map_err(|e| anyhow!(e))
+}
+
+fn unit_of<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
+    totals
+        .iter()
+        .find(|t| t.backend == backend)
+        .map_or("cost", |t| t.unit.as_str())
+}
+
+/// Cases in result order.
+fn cases(totals: &[TotalRow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in totals {
+        if !out.contains(&t.case) {
+            out.push(t.case.clone());
+        }
+    }
+    out
+}
+
+/// Variants in registry order among `present`.
+fn ordered<'a>(present: impl Iterator<Item = &'a str>) -> Vec<&'static Variant> {
+    let present: Vec<&str> = present.collect();
+    VARIANTS
+        .iter()
+        .filter(|v| present.contains(&v.id))
+        .collect()
+}
+
+/// Short numbers for axes and bar labels: 1.5G, 320M, 426k (at most 4 digits).
+pub(crate) fn short(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e12 {
+        (v / 1e12, "T")
+    } else if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    if scaled.fract() == 0.0 || scaled.abs() >= 100.0 {
+        format!("{scaled:.0}{suffix}")
+    } else {
+        format!("{scaled:.1}{suffix}")
+    }
+}
+
+/// The label of a horizontal chart's row at `y`: rows are drawn top down at whole `y`, the
+/// first name at the top; between rows, nothing.
+fn row_label(names: &[&str], y: f64) -> String {
+    let (n, i) = (names.len(), y.round());
+    if (y - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+        names[n - 1 - i as usize].to_owned()
+    } else {
+        String::new()
+    }
+}
+
+pub(crate) fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl Fn(E) -> anyhow::Error + '_ {
+    move |e| anyhow!("drawing {}: {e:?}", path.display())
+}
+
+pub(crate) fn canvas(
+    path: &Path,
+    width: u32,
+    height: u32,
+) -> DrawingArea<BitMapBackend<'_>, Shift> {
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).ok();
+    root
+}
+
+/// Grouped bars: one group per category, one bar per series in it; `values[g][s]`.
+#[allow(clippy::too_many_arguments)]
+fn grouped_bars(
+    area: &DrawingArea<BitMapBackend<'_>, Shift>,
+    path: &Path,
+    title: Option<&str>,
+    y_desc: &str,
+    groups: &[String],
+    series: &[&'static Variant],
+    values: &[Vec<Option<f64>>],
+    value_label: impl Fn(f64) -> String,
+) -> Result<()> {
+    let max = values
+        .iter()
+        .flatten()
+        .flatten()
+        .fold(0f64, |a, &b| a.max(b));
+    let top = if max > 0.0 { max * 1.15 } else { 1.0 };
+    let n = series.len().max(1) as f64;
+    let mut builder = ChartBuilder::on(area);
+    if let Some(title) = title {
+        builder.caption(title, (FONT, 24));
+    }
+    let mut chart = builder
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(90)
+        .build_cartesian_2d(-0.5f64..groups.len() as f64 - 0.5, 0f64..top)
+        .map_err(draw_err(path))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < groups.len() {
+                groups[i as usize].clone()
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|y| short(*y))
+        .y_desc(y_desc)
+        .label_style((FONT, 18))
+        .axis_desc_style((FONT, 20))
+        .draw()
+        .map_err(draw_err(path))?;
+    let width = 0.8 / n;
+    for (s, variant) in series.iter().enumerate() {
+        let c = colour(variant.id);
+        let bars: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .filter_map(|(g, row)| row[s].map(|v| (g as f64 - 0.4 + width * s as f64, v)))
+            .collect();
+        chart
+            .draw_series(bars.iter().map(|&(x, v)| {
+                Rectangle::new([(x + width * 0.05, 0.0), (x + width * 0.95, v)], c.filled())
+            }))
+            .map_err(draw_err(path))?;
+        // Value labels only where a bar is wide enough to hold one.
+        let bar_px = area.dim_in_pixel().0 as usize / (series.len() * groups.len()).max(1);
+        if bar_px >= 34 {
+            chart
+                .draw_series(bars.iter().map(|&(x, v)| {
+                    Text::new(
+                        value_label(v),
+                        (x + width * 0.5, v),
+                        (FONT, 13).into_font().color(&BLACK).pos(
+                            plotters::style::text_anchor::Pos::new(
+                                plotters::style::text_anchor::HPos::Center,
+                                plotters::style::text_anchor::VPos::Bottom,
+                            ),
+                        ),
+                    )
+                }))
+                .map_err(draw_err(path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Pixels from the left edge where each key of `variants` starts, and its row, wrapping at
+/// `width`: every variant gets a key, however many there are.
+fn key_layout<'a>(variants: &[&'a Variant], width: i32) -> Vec<(&'a Variant, i32, i32)> {
+    let (mut x, mut row) = (20, 0);
+    let mut keys = Vec::new();
+    for v in variants {
+        // A 16 px swatch, a gap, about 10 px per character of the id at 18 px, and a space.
+        let w = 40 + 10 * v.id.len() as i32;
+        if x + w > width - 10 && x > 20 {
+            (x, row) = (20, row + 1);
+        }
+        keys.push((*v, x, row));
+        x += w;
+    }
+    keys
+}
+
+/// Draws `title` and a colour key for `variants` across the top of `root`, and returns the
+/// area below it for the plot: the key sits above the data, never over it.
+fn header<'a, 'b>(
+    root: &DrawingArea<BitMapBackend<'a>, Shift>,
+    path: &Path,
+    title: &str,
+    variants: impl IntoIterator<Item = &'b Variant>,
+) -> Result<DrawingArea<BitMapBackend<'a>, Shift>> {
+    const TITLE: i32 = 46;
+    const ROW: i32 = 26;
+    let variants: Vec<&Variant> = variants.into_iter().collect();
+    let keys = key_layout(&variants, root.dim_in_pixel().0 as i32);
+    let rows = keys.iter().map(|(_, _, r)| r + 1).max().unwrap_or(0);
+    let (top, body) = root.split_vertically(TITLE + rows * ROW + 8);
+    top.draw(&Text::new(title.to_string(), (20, 12), (FONT, 22)))
+        .map_err(draw_err(path))?;
+    for (v, x, row) in keys {
+        let y = TITLE + row * ROW;
+        let c = colour(v.id);
+        top.draw(&Rectangle::new([(x, y), (x + 16, y + 16)], c.filled()))
+            .map_err(draw_err(path))?;
+        top.draw(&Text::new(v.id, (x + 22, y), (FONT, 18)))
+            .map_err(draw_err(path))?;
+    }
+    Ok(body)
+}
+
+fn counts_label(counts: &[usize]) -> String {
+    let (lo, hi) = (
+        counts.iter().min().copied().unwrap_or(0),
+        counts.iter().max().copied().unwrap_or(0),
+    );
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_variant_has_a_colour_of_its_own() {
+        assert!(super::PALETTE.len() >= galloc_variants::VARIANTS.len());
+        let mut seen: Vec<(u8, u8, u8)> = galloc_variants::VARIANTS
+            .iter()
+            .map(|v| {
+                let c = super::colour(v.id);
+                (c.0, c.1, c.2)
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), galloc_variants::VARIANTS.len());
+    }
+
+    /// CIELAB (D65) of an sRGB colour.
+    fn lab((r, g, b): (u8, u8, u8)) -> [f64; 3] {
+        let lin = |u: u8| {
+            let u = u as f64 / 255.0;
+            if u > 0.04045 {
+                ((u + 0.055) / 1.055).powf(2.4)
+            } else {
+                u / 12.92
+            }
+        };
+        let (r, g, b) = (lin(r), lin(g), lin(b));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| {
+            if t > 0.008856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        [
+            116.0 * f(y) - 16.0,
+            500.0 * (f(x) - f(y)),
+            200.0 * (f(y) - f(z)),
+        ]
+    }
+
+    /// Any two variants' colours differ by more than 30 in CIELAB (ΔE*76), and none is so light
+    /// (L* above 85) that it fades into the white background.
+    #[test]
+    fn every_two_variants_colours_are_far_apart() {
+        let colours: Vec<(&str, [f64; 3])> = galloc_variants::VARIANTS
+            .iter()
+            .map(|v| {
+                let c = super::colour(v.id);
+                (v.id, lab((c.0, c.1, c.2)))
+            })
+            .collect();
+        for (i, (a, la)) in colours.iter().enumerate() {
+            assert!(la[0] <= 85.0, "{a} is too light: L* {:.1}", la[0]);
+            for (b, lb) in &colours[i + 1..] {
+                let d = la
+                    .iter()
+                    .zip(lb)
+                    .map(|(x, y)| (x - y).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(d > 30.0, "{a} and {b} are {d:.1} apart in CIELAB");
+            }
+        }
+    }
+}
