@@ -15,6 +15,9 @@
 //! the `state` export reports, so a host that can read the program's memory between
 //! instructions (the lab's wasmtime meter) collects every call of the very same build: op,
 //! block, layout, result and cost.
+//!
+//! Over 600 lines because its tests are: the code is its first 588 lines (the probe, its
+//! calibration and its record), the rest checks them on the host.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;

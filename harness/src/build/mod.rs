@@ -2,6 +2,7 @@
 //!
 //! - [`workspace`]: where things are (the workspace root, per-variant target dirs, results).
 //! - [`artifact`]: one Wasm artifact per (package, variant, build kind), rebuilt only when stale.
+//! - [`stamp`]: whether a build is fresh, without asking cargo.
 //! - [`relink`]: the same artifact with its static data moved, for the layout sweep.
 //! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
@@ -9,5 +10,6 @@
 pub mod artifact;
 pub mod external;
 pub mod relink;
+pub mod stamp;
 pub mod wasm;
 pub mod workspace;

@@ -1,4 +1,7 @@
 //! The `lab` command refuses bad arguments with a message that names the fix.
+//!
+//! Over 600 lines: 13 tests of the command line, each with the arguments, program and scenario
+//! it runs and the message it expects, around the helpers that run `lab` and the lock below.
 
 use std::process::Command;
 

@@ -7,6 +7,7 @@ mod allocations;
 // alone while the other test thread sat idle; now one test per case, started first.
 mod cases;
 mod cli;
+mod codebase;
 mod contracts;
 mod counting;
 mod dropin;

@@ -8,6 +8,7 @@
 //! hand-written expectations in `harness/tests/suite/contracts.rs`.
 
 pub mod corpus;
+pub mod file;
 mod ft;
 pub mod idl;
 mod nft;

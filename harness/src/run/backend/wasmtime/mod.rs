@@ -23,7 +23,11 @@
 //! Fuel is one unit per Wasm operator (wasmtime's default table: `nop`, `drop`, `block`,
 //! `loop`, `unreachable`, `return`, `else`, `end` are free; a host call costs 1 and the host's
 //! own work nothing). It is not gas; results carry the unit `fuel`.
+//!
+//! The Gear syscalls the programs import are in `host.rs`, the page accounting in `pages.rs`,
+//! the module's instrumentation in `prepare.rs`.
 
+mod host;
 mod pages;
 mod prepare;
 
@@ -36,7 +40,7 @@ use prepare::{prepare, Prepared};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use wasmtime::{Caller, Config, Engine, Linker, Memory, MemoryType, Module, Store};
+use wasmtime::{Config, Engine, Linker, Memory, MemoryType, Module, Store};
 
 /// Gear's Wasm page.
 const WASM_PAGE: usize = 64 * 1024;
@@ -278,7 +282,7 @@ impl WasmtimeBackend {
     /// memory copy per message for rollback. Fuel is the same either way; tests check that.
     pub fn with_page_tracking(track_pages: bool) -> Result<Self> {
         let engine = engine()?.clone();
-        let linker = host_functions(&engine)?;
+        let linker = host::host_functions(&engine)?;
         Ok(WasmtimeBackend {
             engine,
             linker,
@@ -524,218 +528,4 @@ impl Backend for WasmtimeBackend {
         }
         Ok(outcome.reply)
     }
-}
-
-/// Bounds-checked view of `len` bytes at `ptr`, recorded as a host access.
-fn host_access<'a>(
-    caller: &'a mut Caller<'_, Host>,
-    ptr: u32,
-    len: u32,
-    write: bool,
-) -> wasmtime::Result<&'a mut [u8]> {
-    let memory = caller.data().memory.expect("set at deploy");
-    let (mem, host) = memory.data_and_store_mut(caller);
-    let range = ptr as usize..ptr as usize + len as usize;
-    if range.end > mem.len() {
-        wasmtime::bail!(
-            "syscall access {range:?} is outside memory ({} bytes)",
-            mem.len()
-        );
-    }
-    host.pages.touch(mem, ptr.into(), len.into(), write);
-    Ok(&mut mem[range])
-}
-
-fn write(caller: &mut Caller<'_, Host>, ptr: u32, bytes: &[u8]) -> wasmtime::Result<()> {
-    host_access(caller, ptr, bytes.len() as u32, true)?.copy_from_slice(bytes);
-    Ok(())
-}
-
-fn read(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> wasmtime::Result<Vec<u8>> {
-    Ok(host_access(caller, ptr, len, false)?.to_vec())
-}
-
-/// A page hook: records the access, and the fuel its inserted instructions cost (subtracted
-/// from the message's fuel and added back to what `gr_gas_available` answers).
-fn hook(caller: &mut Caller<'_, Host>, addr: u32, offset: u32, bytes: u32, write: bool) {
-    let host = caller.data_mut();
-    host.hook_fuel += if write {
-        prepare::WRITE_HOOK_FUEL
-    } else {
-        prepare::READ_HOOK_FUEL
-    };
-    let (addr, len) = (addr as u64 + offset as u64, bytes as u64);
-    if !host.pages.needs(addr, len, write) {
-        return;
-    }
-    let memory = host.memory.expect("set at deploy");
-    let (mem, host) = memory.data_and_store_mut(&mut *caller);
-    host.pages.touch(mem, addr, len, write);
-}
-
-fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
-    let mut l = Linker::new(engine);
-    let e = |e: wasmtime::Error| anyhow!("defining host functions: {e}");
-    l.func_wrap(
-        "env",
-        "gr_size",
-        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
-            let len = c.data().payload.len() as u32;
-            write(&mut c, out, &len.to_le_bytes())
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_read",
-        |mut c: Caller<'_, Host>, at: u32, len: u32, buf: u32, err: u32| -> wasmtime::Result<()> {
-            let range = at as usize..at as usize + len as usize;
-            let code = match c.data().payload.get(range) {
-                Some(bytes) => {
-                    let bytes = bytes.to_vec();
-                    write(&mut c, buf, &bytes)?;
-                    0
-                }
-                None => ERROR,
-            };
-            write(&mut c, err, &code.to_le_bytes())
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_reply",
-        |mut c: Caller<'_, Host>,
-         ptr: u32,
-         len: u32,
-         value: u32,
-         err_mid: u32|
-         -> wasmtime::Result<()> {
-            let payload = read(&mut c, ptr, len)?;
-            if value != u32::MAX {
-                let value = u128::from_le_bytes(read(&mut c, value, 16)?.try_into().unwrap());
-                if value != 0 {
-                    wasmtime::bail!("the meter has no balances: a reply with value {value}");
-                }
-            }
-            let code = if c.data().reply.is_some() {
-                ERROR // Gear: a second reply is an error
-            } else {
-                c.data_mut().reply = Some(payload);
-                0
-            };
-            // Error code, then the reply's message id (any id unique to the message will do).
-            let mut out = [0u8; 36];
-            out[..4].copy_from_slice(&code.to_le_bytes());
-            out[4..12].copy_from_slice(&c.data().messages.to_le_bytes());
-            write(&mut c, err_mid, &out)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_send",
-        |mut c: Caller<'_, Host>,
-         pid_value: u32,
-         ptr: u32,
-         len: u32,
-         delay: u32,
-         err_mid: u32|
-         -> wasmtime::Result<()> {
-            // Destination (32 bytes), then the value (u128): Gear's `HashWithValue`.
-            let to = read(&mut c, pid_value, 48)?;
-            let value = u128::from_le_bytes(to[32..].try_into().unwrap());
-            if value != 0 {
-                wasmtime::bail!("the meter has no balances: a message sent with value {value}");
-            }
-            if delay != 0 {
-                wasmtime::bail!("the meter has no blocks: a message sent with delay {delay}");
-            }
-            let payload = read(&mut c, ptr, len)?;
-            let host = c.data_mut();
-            host.sent.push(Sent {
-                destination: to[..32].try_into().unwrap(),
-                payload,
-            });
-            // Error code 0, then the message's id (unique within the run: message, index).
-            let mut out = [0u8; 36];
-            out[4..12].copy_from_slice(&host.messages.to_le_bytes());
-            out[12..16].copy_from_slice(&(host.sent.len() as u32).to_le_bytes());
-            write(&mut c, err_mid, &out)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_source",
-        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
-            let source = c.data().source;
-            write(&mut c, out, &source)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_panic",
-        |mut c: Caller<'_, Host>, ptr: u32, len: u32| -> wasmtime::Result<()> {
-            let payload = read(&mut c, ptr, len)?;
-            c.data_mut().panic = Some(payload);
-            wasmtime::bail!("the program panicked")
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_gas_available",
-        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
-            // A probe's bracket starts here: the call before it is complete.
-            let memory = c.data().memory.expect("set at deploy");
-            let (mem, host) = memory.data_and_store_mut(&mut c);
-            host.collect(mem);
-            host.pages.counter_read();
-            let fuel = c.get_fuel()? + c.data().hook_fuel;
-            write(&mut c, out, &fuel.to_le_bytes())
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "alloc",
-        |mut c: Caller<'_, Host>, pages: u32| -> wasmtime::Result<u32> {
-            let Some(start) = c.data_mut().heap.alloc(pages) else {
-                return Ok(ALLOC_FAILED);
-            };
-            let memory = c.data().memory.expect("set at deploy");
-            let end = (start + pages) as u64;
-            let size = memory.size(&c);
-            if end > size {
-                memory.grow(&mut c, end - size)?;
-            }
-            Ok(start)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "free_range",
-        |mut c: Caller<'_, Host>, start: u32, end: u32| -> u32 {
-            if c.data_mut().heap.free_range(start, end) {
-                0
-            } else {
-                ERROR
-            }
-        },
-    )
-    .map_err(e)?;
-    for (name, write) in [(prepare::READ_HOOK, false), (prepare::WRITE_HOOK, true)] {
-        l.func_wrap(
-            prepare::HOOK_MODULE,
-            name,
-            move |mut c: Caller<'_, Host>, addr: u32, offset: u32, bytes: u32| {
-                hook(&mut c, addr, offset, bytes, write)
-            },
-        )
-        .map_err(e)?;
-    }
-    Ok(l)
 }

@@ -1,0 +1,84 @@
+//! The code's layout keeps its own rules: no module remapped with `#[path]` (a module's name is
+//! its file's), and no file over 600 lines without its first comment saying why.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Every Rust file the lab's own crates hold (not `target/`, not what the lab writes).
+fn sources() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs: Vec<PathBuf> = [
+        "allocator",
+        "variants",
+        "harness",
+        "replay",
+        "fuzz",
+        "contracts",
+    ]
+    .iter()
+    .map(|d| root().join(d))
+    .collect();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    dirs.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 50, "found only {} sources", out.len());
+    out
+}
+
+#[test]
+fn no_module_is_remapped_with_a_path_attribute() {
+    for path in sources() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("#[path")),
+            "{} remaps a module with #[path]: name the file after the module",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn a_file_over_600_lines_says_why_in_its_first_comment() {
+    let mut long = Vec::new();
+    for path in sources() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.lines().count() <= 600 {
+            continue;
+        }
+        let first_comment: String = text
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            first_comment.contains("Over 600 lines"),
+            "{} has {} lines and its first comment does not say why (\"Over 600 lines: ...\"); \
+             split it by what its parts do, or say why it stays whole",
+            path.display(),
+            text.lines().count()
+        );
+        long.push(path);
+    }
+    assert!(
+        long.len() <= 6,
+        "{} files over 600 lines: {long:?}",
+        long.len()
+    );
+}
