@@ -27,6 +27,12 @@ fn main() {
         .filter_map(|(key, _)| key.strip_prefix("CARGO_FEATURE_").map(str::to_owned))
         .filter(|f| !SWITCHES.contains(&f.as_str()) && !f.starts_with("LAYOUT_PAD_"))
         .collect();
+    // The variant features on, as cargo spells them (`STATIC_BUFFER`), for the host tests that
+    // hold `variant::ID` (the code behind the feature) to the registry's entry for it.
+    println!(
+        "cargo::rustc-env=GALLOC_VARIANT_FEATURES={}",
+        others.join(",")
+    );
     if others.is_empty() {
         assert!(
             env::var_os("CARGO_FEATURE_SHIPPING").is_some(),

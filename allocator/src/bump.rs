@@ -11,7 +11,7 @@
 //! needed; Gear hands out the lowest free page, so they normally continue the current run.
 
 use crate::lock::Locked;
-use crate::source::{PageSource, PAGE_SIZE};
+use crate::source::{PageSource, WASM_PAGE};
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr;
 
@@ -73,7 +73,7 @@ impl<S: PageSource> Bump<S> {
     /// More pages: at least `short` bytes past the run when they continue it, else a new run
     /// long enough for `size` bytes at `align` on its own.
     fn grow(&self, run: &mut Run, short: usize, size: usize, align: usize) -> bool {
-        let pages = |bytes: usize| u32::try_from(bytes.div_ceil(PAGE_SIZE)).ok();
+        let pages = |bytes: usize| u32::try_from(bytes.div_ceil(WASM_PAGE)).ok();
         let Some(count) = pages(short) else {
             return false;
         };
@@ -82,14 +82,14 @@ impl<S: PageSource> Bump<S> {
         };
         let start = self.source.page_addr(first) as usize;
         if start == run.end {
-            run.end += count as usize * PAGE_SIZE;
+            run.end += count as usize * WASM_PAGE;
             return true;
         }
         // Not contiguous (something else freed pages below): a new run, big enough alone,
         // where the newest block can no longer grow in place.
         run.last = usize::MAX;
-        let alone = size.max(1).saturating_add(align.saturating_sub(PAGE_SIZE));
-        if count as usize * PAGE_SIZE < alone {
+        let alone = size.max(1).saturating_add(align.saturating_sub(WASM_PAGE));
+        if count as usize * WASM_PAGE < alone {
             self.source.free_range(first, first + count - 1);
             let Some(count) = pages(alone) else {
                 return false;
@@ -98,10 +98,10 @@ impl<S: PageSource> Bump<S> {
                 return false;
             };
             let start = self.source.page_addr(first) as usize;
-            (run.next, run.end) = (start, start + count as usize * PAGE_SIZE);
+            (run.next, run.end) = (start, start + count as usize * WASM_PAGE);
             return true;
         }
-        (run.next, run.end) = (start, start + count as usize * PAGE_SIZE);
+        (run.next, run.end) = (start, start + count as usize * WASM_PAGE);
         true
     }
 }
@@ -163,7 +163,7 @@ unsafe impl<S: PageSource> GlobalAlloc for Bump<S> {
     }
 }
 
-impl<S: PageSource> crate::variant::Composed for Bump<S> {
+impl<S: PageSource> crate::composed::Composed for Bump<S> {
     const GRANULARITY: usize = 1;
     const REUSES: bool = false;
     const RETURNS_PAGES: bool = false;

@@ -25,7 +25,7 @@
 //!   left behind (the next page was not free) goes back whole once every block in it is free.
 
 use crate::lock::Locked;
-use crate::source::{PageSource, PAGE_SIZE};
+use crate::source::{PageSource, WASM_PAGE};
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr;
 
@@ -59,7 +59,7 @@ const BINS: usize = 32;
 const _: () = assert!(G.is_power_of_two() && MIN.is_multiple_of(G) && MIN >= 4 * W);
 const _: () = assert!(FLAGS < G && MIN >= 16);
 // The largest block asked of the top, with a new region's first header and fence, fits a page.
-const _: () = assert!(LARGE + W + G + MAX_ALIGN + MIN + 2 * G <= PAGE_SIZE);
+const _: () = assert!(LARGE + W + G + MAX_ALIGN + MIN + 2 * G <= WASM_PAGE);
 
 /// The list a free block of `size` bytes (at least [`MIN`]) goes on. Any order-keeping map
 /// works with [`State::take`]: a block on a later list than a request's is larger than it.
@@ -85,7 +85,7 @@ fn block_size(size: usize) -> usize {
 /// Whether a request is whole pages, and how many.
 #[inline(always)]
 fn large_pages(size: usize, align: usize) -> Option<usize> {
-    (size > LARGE || align > MAX_ALIGN).then(|| size.div_ceil(PAGE_SIZE).max(1))
+    (size > LARGE || align > MAX_ALIGN).then(|| size.div_ceil(WASM_PAGE).max(1))
 }
 
 // Blocks are addressed by their bytes `p` (G-aligned); the header is the word before.
@@ -277,7 +277,7 @@ impl<S: PageSource> Compact<S> {
     /// as `GlobalAlloc` allows; no Gear program asks for one).
     #[inline(always)]
     fn pages(&self, pages: usize, align: usize) -> *mut u8 {
-        if align > PAGE_SIZE {
+        if align > WASM_PAGE {
             return ptr::null_mut();
         }
         self.source
@@ -300,7 +300,7 @@ impl<S: PageSource> Compact<S> {
             }
         }
         // Block, the new region's first header and the fence.
-        let count = (need + 2 * G).div_ceil(PAGE_SIZE);
+        let count = (need + 2 * G).div_ceil(WASM_PAGE);
         let Some(first) = u32::try_from(count).ok().and_then(|n| self.source.alloc(n)) else {
             return false;
         };
@@ -309,14 +309,14 @@ impl<S: PageSource> Compact<S> {
             // Pages extend a region of pages, never the heap-base tail: a region that starts
             // there is never given back, so pages joined to it would stay held for ever.
             if at == s.end && s.base != 0 {
-                s.end += count * PAGE_SIZE;
+                s.end += count * WASM_PAGE;
                 return true;
             }
             // SAFETY: the top's region, this allocator's; see `retire`.
             unsafe { self.retire(s) };
         }
         (s.top, s.base) = (at + G, at + G);
-        s.end = at + count * PAGE_SIZE;
+        s.end = at + count * WASM_PAGE;
         true
     }
 
@@ -386,7 +386,7 @@ impl<S: PageSource> Compact<S> {
                 // pages more than one past its end go back.
                 if next == s.top {
                     s.top = p;
-                    let keep = align_up(p, PAGE_SIZE) + PAGE_SIZE;
+                    let keep = align_up(p, WASM_PAGE) + WASM_PAGE;
                     if keep < s.end {
                         self.give_back(keep, s.end - W);
                         s.end = keep;
@@ -463,7 +463,7 @@ unsafe impl<S: PageSource> GlobalAlloc for Compact<S> {
     }
 }
 
-impl<S: PageSource> crate::variant::Composed for Compact<S> {
+impl<S: PageSource> crate::composed::Composed for Compact<S> {
     const GRANULARITY: usize = 1;
 }
 

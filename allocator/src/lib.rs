@@ -8,8 +8,8 @@
 //! The layers, bottom up:
 //! - [`source`]: where 64 KiB pages come from ([`source::PageSource`]): Gear's `alloc` /
 //!   `free_range` syscalls on Wasm, an arena on the host.
-//! - [`backend`]: `dlmalloc`'s platform boundary implemented over any page source, reusing the
-//!   part of `__heap_base`'s page that static data leaves free.
+//! - [`system`]: `dlmalloc`'s platform boundary (its "system allocator") over any page
+//!   source, reusing the part of `__heap_base`'s page that static data leaves free.
 //! - [`buffer`]: the static-buffer front of Gear's dlmalloc fork, with configurable cells.
 //! - [`slab`]: the lab's first front, small-block slabs with out-of-band metadata in the
 //!   heap-base tail.
@@ -17,6 +17,7 @@
 //! - [`heap`]: a `GlobalAlloc` composing dlmalloc and a front.
 //! - [`bump`]: the floor, a bump allocator that never frees.
 //! - [`others`]: allocators other ecosystems pick (talc, rlsf), on the same page source.
+//! - [`composed`]: what the lab reads off every allocator it composes.
 //! - [`variant`]: which composition each cargo feature selects.
 //! - [`probe`]: a gas probe around any `GlobalAlloc` (feature `probe`).
 #![no_std]
@@ -25,13 +26,14 @@
 #[cfg(not(target_family = "wasm"))]
 extern crate std;
 
-pub mod backend;
 pub mod buffer;
 pub mod bump;
+pub mod system;
 // Only where it runs: in every other variant's Wasm, even unused, it changes the bytes (not the
 // size) of the program, and so every cached measurement of it.
 #[cfg(any(feature = "lab", not(target_family = "wasm")))]
 pub mod compact;
+pub mod composed;
 pub mod heap;
 mod lock;
 pub mod others;

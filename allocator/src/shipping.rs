@@ -54,7 +54,7 @@ unsafe impl GlobalAlloc for Shipping {
 /// the heap base's page that static data leaves free, so it starts on a fresh page.
 #[cfg(all(not(target_family = "wasm"), target_os = "linux"))]
 pub mod host {
-    use crate::source::{HostPages, PageSource, PAGE_SIZE};
+    use crate::source::{HostPages, PageSource, WASM_PAGE};
     use core::alloc::{GlobalAlloc, Layout};
     use core::cell::Cell;
     use core::ffi::{c_int, c_long, c_void, CStr};
@@ -171,11 +171,11 @@ pub mod host {
             return unsafe { mmap(addr, len, prot, flags, fd, offset) };
         };
         assert!(
-            len.is_multiple_of(PAGE_SIZE),
+            len.is_multiple_of(WASM_PAGE),
             "gear-dlmalloc asked for {len} bytes, not whole Gear pages"
         );
         // More pages than Gear's syscall can even be asked for is a refusal, as it is there.
-        match u32::try_from(len / PAGE_SIZE)
+        match u32::try_from(len / WASM_PAGE)
             .ok()
             .and_then(|n| pages.alloc(n))
         {
@@ -200,12 +200,12 @@ pub mod host {
         // Its page size comes from `sysconf` once per process (the `page_size` crate keeps
         // it); if anything asked before a shipping call did, it is 4 KiB and this shows it.
         assert!(
-            (addr as usize).is_multiple_of(PAGE_SIZE) && len.is_multiple_of(PAGE_SIZE) && len > 0,
+            (addr as usize).is_multiple_of(WASM_PAGE) && len.is_multiple_of(WASM_PAGE) && len > 0,
             "gear-dlmalloc gave back {len} bytes at {addr:?}, not whole Gear pages: its page \
              size was read outside a shipping call"
         );
         let first = pages.page_of(addr.cast());
-        let last = first + (len / PAGE_SIZE) as u32 - 1;
+        let last = first + (len / WASM_PAGE) as u32 - 1;
         if pages.free_range(first, last) {
             0
         } else {
@@ -220,7 +220,7 @@ pub mod host {
     #[unsafe(no_mangle)]
     pub unsafe extern "C" fn sysconf(name: c_int) -> c_long {
         if name == libc::_SC_PAGESIZE && serving().is_some() {
-            return PAGE_SIZE as c_long;
+            return WASM_PAGE as c_long;
         }
         static NEXT: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
         type Sysconf = unsafe extern "C" fn(c_int) -> c_long;
@@ -254,7 +254,7 @@ pub mod host {
             // Outside a shipping call the process has the C library's own.
             // SAFETY: plain calls.
             let os_page = unsafe { sysconf(libc::_SC_PAGESIZE) } as usize;
-            assert_ne!(os_page, PAGE_SIZE);
+            assert_ne!(os_page, WASM_PAGE);
             // SAFETY: an anonymous private mapping, unmapped right after.
             let m = unsafe {
                 mmap(

@@ -19,7 +19,7 @@ use crate::buffer::Front;
 use core::ptr::NonNull;
 
 /// Bytes per span: one Gear page.
-pub const SPAN: usize = 16 * 1024;
+pub const SPAN: usize = crate::source::GEAR_PAGE;
 /// Slot sizes; a request takes the first class it fits.
 const CLASSES: [usize; 3] = [16, 32, 64];
 /// Bytes per run: the unit a class is given, so that every class shares the lowest page.
@@ -33,6 +33,21 @@ struct Arena([[u8; SPAN]; SPANS]);
 
 /// Spans of the front: 64 KiB at most (a Wasm page, when the heap-base tail is too short).
 pub const SPANS: usize = 4;
+
+// The limits stated above, checked when the crate compiles: the spans fit the one Wasm page
+// taken when the tail is short; a run's slots of the smallest class fit its `u64` bitmap; runs
+// tile the spans and every class tiles a run; a class index (+ 1) fits its `u8`.
+const _: () = assert!(SPANS * SPAN <= crate::source::WASM_PAGE);
+const _: () = assert!(RUN / CLASSES[0] <= u64::BITS as usize);
+const _: () = assert!(SPAN.is_multiple_of(RUN));
+const _: () = {
+    let mut i = 0;
+    while i < CLASSES.len() {
+        assert!(RUN.is_multiple_of(CLASSES[i]) && (i == 0 || CLASSES[i - 1] < CLASSES[i]));
+        i += 1;
+    }
+};
+const _: () = assert!(CLASSES.len() < u8::MAX as usize);
 
 /// The slab front: `SPANS` spans of [`SPAN`] bytes.
 pub struct Slabs {

@@ -15,14 +15,19 @@ pub use gear::GearPages;
 #[cfg(not(target_family = "wasm"))]
 pub use host::{HostConfig, HostPages};
 
-/// Size of one Wasm (and Gear) memory page in bytes.
-pub const PAGE_SIZE: usize = 64 * 1024;
+/// One Wasm page, 64 KiB: what Gear's `alloc` and `free_range` hand out and take back (Gear's
+/// `WasmPage`).
+pub const WASM_PAGE: usize = 64 * 1024;
+
+/// One Gear page, 16 KiB: what Gear charges a message for, per page it first reads or writes
+/// (Gear's `GearPage`; four to a Wasm page).
+pub const GEAR_PAGE: usize = 16 * 1024;
 
 /// A supplier of 64 KiB pages with the semantics of Gear's `alloc` / `free_range` syscalls.
 ///
 /// # Safety
 /// `alloc` must return pages that are not in use by anyone else until they are passed back
-/// through `free_range`, each page `p` spanning `page_addr(p) .. page_addr(p) + PAGE_SIZE`;
+/// through `free_range`, each page `p` spanning `page_addr(p) .. page_addr(p) + WASM_PAGE`;
 /// `heap_base..` up to the end of its page must be memory nobody else uses.
 pub unsafe trait PageSource: Send {
     /// Allocates `count` contiguous pages and returns the number of the first, or `None` when
@@ -50,7 +55,7 @@ pub fn heap_tail<S: PageSource>(source: &S, align: usize) -> (*mut u8, usize) {
     let base = source.heap_base();
     let start = base.wrapping_add(base.align_offset(align));
     let page_end = source.page_addr(source.page_of(base) + 1);
-    if (base as usize).is_multiple_of(PAGE_SIZE) || start >= page_end {
+    if (base as usize).is_multiple_of(WASM_PAGE) || start >= page_end {
         return (core::ptr::null_mut(), 0);
     }
     (start, page_end as usize - start as usize)

@@ -8,42 +8,18 @@
 //! so builds exactly what galloc 2.0 ships, byte for byte (harness test `dropin`).
 
 use crate::buffer::{CellClass, CellLayout};
-use core::alloc::GlobalAlloc;
+pub use crate::composed::Composed;
 
-/// What the lab reads off every allocator it composes, beyond `GlobalAlloc`.
-pub trait Composed: GlobalAlloc {
-    /// The smallest step its memory grows by, in bytes (a power of two): dlmalloc's
-    /// granularity; 1 for the allocators that take just what a request needs (the heap-base
-    /// tail first, then whole pages).
-    const GRANULARITY: usize;
-    /// Whether freed memory is handed out again (`false` only for the never-freeing floor).
-    const REUSES: bool = true;
-    /// Whether pages go back to Gear once the memory on them is freed.
-    const RETURNS_PAGES: bool = true;
-    /// Whether a front has the heap-base tail on Gear (the slabs), not the heap behind it.
-    const FRONT_TAKES_TAIL: bool = false;
-    /// Whether `ptr` is a cell of a static buffer in front of the allocator.
-    fn in_buffer(&self, _ptr: *const u8) -> bool {
-        false
-    }
-    /// Gives back every page the allocator can (dlmalloc's `trim(0)`: the top's free pages and
-    /// every segment with nothing live); `true` if any went back. What Gear's next allocator
-    /// does at the end of every message; a no-op where there is nothing to trim.
-    fn trim(&self) -> bool {
-        false
-    }
-}
-
-/// The items of an `active` module whose allocator is the lab's dlmalloc heap on `$backend`
+/// The items of an `active` module whose allocator is the lab's dlmalloc heap on `$system`
 /// behind `$front`.
 #[allow(unused_macros, reason = "bump and shipping are not dlmalloc heaps")]
 macro_rules! heap {
-    ($backend:ty, $front:ty) => {
+    ($system:ty, $front:ty) => {
         /// The variant's allocator over pages of `S`.
-        pub type Alloc<S> = crate::heap::Heap<$backend, $front>;
+        pub type Alloc<S> = crate::heap::Heap<$system, $front>;
         /// The variant's allocator over `source`, having served nothing.
         pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-            crate::heap::Heap::new(<$backend>::new(source))
+            crate::heap::Heap::new(<$system>::new(source))
         }
     };
 }
@@ -125,7 +101,7 @@ mod active {
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
     pub const ID: &str = "static-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
+    heap!(crate::system::PageSystem<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 #[cfg(feature = "no-buffer")]
@@ -133,7 +109,7 @@ mod active {
     use crate::buffer::{CellClass, NoBuffer};
     pub const ID: &str = "no-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
-    heap!(crate::backend::PageBackend<S>, NoBuffer);
+    heap!(crate::system::PageSystem<S>, NoBuffer);
 }
 
 #[cfg(feature = "doubled-buffer")]
@@ -142,7 +118,7 @@ mod active {
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
     pub const ID: &str = "doubled-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
+    heap!(crate::system::PageSystem<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 #[cfg(feature = "multi-buffers")]
@@ -151,7 +127,7 @@ mod active {
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
     pub const ID: &str = "multi-buffers";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
+    heap!(crate::system::PageSystem<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 /// The 2025 study's configurations: upstream dlmalloc without a buffer, asking Gear for
@@ -164,7 +140,7 @@ macro_rules! granularity_variant {
             use crate::buffer::{CellClass, NoBuffer};
             pub const ID: &str = $feature;
             pub const CELLS: Option<&[CellClass]> = Some(&[]);
-            heap!(crate::backend::ExactBackend<S, { $kib * 1024 }>, NoBuffer);
+            heap!(crate::system::ExactSystem<S, { $kib * 1024 }>, NoBuffer);
         }
     };
 }
@@ -180,7 +156,7 @@ granularity_variant!("granularity-8k", 8);
 ///
 /// `pr4853` is the same allocator with the PR's own page release, which frees
 /// `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range dlmalloc gives up
-/// ([`crate::backend::PageBackend`] under that feature), and so frees the page a trimmed
+/// ([`crate::system::PageSystem`] under that feature), and so frees the page a trimmed
 /// segment's kept part ends in: a reproduction, kept to show what that does to a program
 /// (docs/gear-2025.md, "Gear's 2025 figure, re-measured"), measured on its case only, never recommended.
 #[cfg(any(feature = "gear-next", feature = "pr4853"))]
@@ -193,10 +169,11 @@ mod active {
     };
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
     /// The variant's allocator over pages of `S`.
-    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S, { 16 * 1024 }>, NoBuffer>;
+    pub type Alloc<S> =
+        crate::heap::Heap<crate::system::PageSystem<S, { crate::source::GEAR_PAGE }>, NoBuffer>;
     /// The variant's allocator over `source`, having served nothing.
     pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::heap::Heap::new(crate::backend::PageBackend::new(source)).without_release_checks()
+        crate::heap::Heap::new(crate::system::PageSystem::new(source)).without_release_checks()
     }
 }
 
@@ -223,11 +200,11 @@ mod active {
     /// Slab slots are not the static buffer's fixed cells.
     pub const CELLS: Option<&[CellClass]> = None;
     /// The variant's allocator over pages of `S`.
-    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S>, crate::slab::Slabs>;
+    pub type Alloc<S> = crate::heap::Heap<crate::system::PageSystem<S>, crate::slab::Slabs>;
     /// The variant's allocator over `source`, having served nothing: the heap-base tail
     /// is the slabs', in the static-data page every message touches anyway.
     pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::heap::Heap::new(crate::backend::PageBackend::without_tail(source))
+        crate::heap::Heap::new(crate::system::PageSystem::without_tail(source))
     }
 }
 
@@ -395,6 +372,13 @@ mod built {
 /// The id of the selected variant, as `variants/` names it.
 pub const ID: &str = active::ID;
 
+/// The variant features cargo turned on, as it spells them in the environment
+/// (`STATIC_BUFFER`; empty when none is, and `shipping` is selected): set by `build.rs` so a
+/// test can hold [`ID`], the code behind the feature, to the registry's entry for that feature
+/// (`tests/suite/registry.rs`). Host builds only: a Wasm build keeps its bytes.
+#[cfg(not(target_family = "wasm"))]
+pub const FEATURES_ON: &str = env!("GALLOC_VARIANT_FEATURES");
+
 /// The bytes the selected variant's dlmalloc takes from Gear at a time (its granularity;
 /// gear-dlmalloc's is one page).
 #[cfg(not(galloc_shipping))]
@@ -402,7 +386,7 @@ pub const GRANULARITY: usize = built::GRANULARITY;
 /// The bytes the selected variant's dlmalloc takes from Gear at a time (its granularity;
 /// gear-dlmalloc's is one page).
 #[cfg(galloc_shipping)]
-pub const GRANULARITY: usize = crate::source::PAGE_SIZE;
+pub const GRANULARITY: usize = crate::source::WASM_PAGE;
 
 /// Whether the selected variant hands freed memory out again (only the `bump` floor does not).
 #[cfg(not(galloc_shipping))]

@@ -7,7 +7,7 @@
 //! free page). Pools are never given back (rlsf only returns them when it is dropped).
 
 use crate::lock::Locked;
-use crate::source::{PageSource, PAGE_SIZE};
+use crate::source::{PageSource, WASM_PAGE};
 use ::rlsf::{FlexSource, FlexTlsf, GRANULARITY};
 use core::alloc::{GlobalAlloc, Layout};
 use core::ptr::{self, NonNull};
@@ -21,9 +21,9 @@ pub struct Pages<S> {
 impl<S: PageSource> Pages<S> {
     /// `count` fresh pages, as (start, bytes).
     fn pages(&self, bytes: usize) -> Option<(*mut u8, usize)> {
-        let count = u32::try_from(bytes.div_ceil(PAGE_SIZE)).ok()?;
+        let count = u32::try_from(bytes.div_ceil(WASM_PAGE)).ok()?;
         let first = self.source.alloc(count)?;
-        Some((self.source.page_addr(first), count as usize * PAGE_SIZE))
+        Some((self.source.page_addr(first), count as usize * WASM_PAGE))
     }
 }
 
@@ -148,7 +148,7 @@ unsafe impl<S: PageSource> GlobalAlloc for Rlsf<S> {
     }
 }
 
-impl<S: PageSource> crate::variant::Composed for Rlsf<S> {
+impl<S: PageSource> crate::composed::Composed for Rlsf<S> {
     const GRANULARITY: usize = 1;
     const RETURNS_PAGES: bool = false;
 }

@@ -7,7 +7,7 @@
 //! not: pages once taken stay taken, as talc's own WebAssembly sources do.
 
 use crate::lock::Locked;
-use crate::source::{PageSource, PAGE_SIZE};
+use crate::source::{PageSource, WASM_PAGE};
 use ::talc::base::binning::Binning;
 use ::talc::base::{Talc as Base, CHUNK_UNIT};
 use ::talc::wasm::WasmBinning;
@@ -51,10 +51,10 @@ unsafe impl<S: PageSource> ::talc::source::Source for Pages<S> {
                 }
             }
         }
-        let count = u32::try_from(needed.div_ceil(PAGE_SIZE)).map_err(|_| ())?;
+        let count = u32::try_from(needed.div_ceil(WASM_PAGE)).map_err(|_| ())?;
         let first = talc.source.source.alloc(count).ok_or(())?;
         let base = talc.source.source.page_addr(first);
-        let len = count as usize * PAGE_SIZE;
+        let len = count as usize * WASM_PAGE;
         talc.source.end = match talc.source.end {
             // SAFETY: the new pages start where the newest heap ends and are talc's alone.
             Some(end) if end.as_ptr() == base => {
@@ -146,7 +146,7 @@ fn nonzero(layout: Layout) -> Layout {
     unsafe { Layout::from_size_align_unchecked(layout.size().max(1), layout.align()) }
 }
 
-impl<S: PageSource> crate::variant::Composed for Talc<S> {
+impl<S: PageSource> crate::composed::Composed for Talc<S> {
     const GRANULARITY: usize = 1;
     const RETURNS_PAGES: bool = false;
 }

@@ -1,6 +1,6 @@
 //! Pages from the Gear runtime through its memory syscalls.
 
-use super::{PageSource, PAGE_SIZE};
+use super::{PageSource, WASM_PAGE};
 
 // gsys 2.0 does not declare the memory syscalls, so they are declared here; the signatures
 // are Gear's (`alloc` returns a page number or `u32::MAX`; `free_range` is inclusive and
@@ -23,7 +23,7 @@ mod sys {
 pub struct GearPages;
 
 // SAFETY: the runtime hands out each page to at most one `alloc` until it is freed, pages are
-// identity-mapped at `page * PAGE_SIZE` in linear memory, and the linker reserves nothing after
+// identity-mapped at `page * WASM_PAGE` in linear memory, and the linker reserves nothing after
 // `__heap_base`.
 unsafe impl PageSource for GearPages {
     #[inline]
@@ -47,11 +47,11 @@ unsafe impl PageSource for GearPages {
 
     #[inline]
     fn page_addr(&self, page: u32) -> *mut u8 {
-        (page as usize * PAGE_SIZE) as *mut u8
+        (page as usize * WASM_PAGE) as *mut u8
     }
 
     #[inline]
     fn page_of(&self, addr: *const u8) -> u32 {
-        (addr as usize / PAGE_SIZE) as u32
+        (addr as usize / WASM_PAGE) as u32
     }
 }

@@ -5,7 +5,7 @@
 //! has. `alloc` is first-fit from the lowest free page and `free_range` forgets pages without
 //! clearing them, as Gear's allocation context does within a message.
 
-use super::{PageSource, PAGE_SIZE};
+use super::{PageSource, WASM_PAGE};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -98,11 +98,11 @@ impl HostPages {
     /// memory (a test set-up error, not an allocator outcome).
     pub fn new(config: HostConfig) -> Self {
         assert!(config.static_pages >= 1 && config.static_pages < config.max_pages);
-        assert!(config.heap_tail < PAGE_SIZE);
+        assert!(config.heap_tail < WASM_PAGE);
         // One page more than needed, aligned by hand: a 64 KiB-aligned `alloc_zeroed` zeroes
         // all 32 MiB eagerly (~10 ms per arena, which made fuzzing crawl), while an ordinary
         // one gets fresh, lazily zeroed pages from the OS.
-        let layout = Layout::from_size_align((config.max_pages as usize + 1) * PAGE_SIZE, 16)
+        let layout = Layout::from_size_align((config.max_pages as usize + 1) * WASM_PAGE, 16)
             .expect("host arena layout");
         let pages = config.max_pages as usize;
         let statics = config.static_pages as usize;
@@ -110,10 +110,10 @@ impl HostPages {
             Some(spare) if spare.layout == layout => {
                 // The allocation is this arena's now: not freed with the record.
                 let mut spare = std::mem::ManuallyDrop::new(spare);
-                let base = spare.raw.wrapping_add(spare.raw.align_offset(PAGE_SIZE));
+                let base = spare.raw.wrapping_add(spare.raw.align_offset(WASM_PAGE));
                 // Static data (and the heap-base tail in it) starts zeroed too.
                 // SAFETY: the first `statics` pages lie inside the kept allocation.
-                unsafe { base.write_bytes(0, statics * PAGE_SIZE) };
+                unsafe { base.write_bytes(0, statics * WASM_PAGE) };
                 let mut stale = std::mem::take(&mut spare.used);
                 stale[..statics].fill(false);
                 (spare.raw, stale)
@@ -126,7 +126,7 @@ impl HostPages {
                 (raw, std::vec![false; pages])
             }
         };
-        let base = raw.wrapping_add(raw.align_offset(PAGE_SIZE));
+        let base = raw.wrapping_add(raw.align_offset(WASM_PAGE));
         let mut used = std::vec![false; pages];
         used[..statics].fill(true);
         let touched = used.clone();
@@ -241,7 +241,7 @@ unsafe impl PageSource for HostPages {
                 for p in first..=page {
                     if std::mem::replace(&mut map.stale[p], false) {
                         // SAFETY: page `p` lies inside the arena and is nobody's yet.
-                        unsafe { self.page_addr(p as u32).write_bytes(0, PAGE_SIZE) };
+                        unsafe { self.page_addr(p as u32).write_bytes(0, WASM_PAGE) };
                     }
                 }
                 map.in_use += count as u32;
@@ -273,11 +273,11 @@ unsafe impl PageSource for HostPages {
     }
 
     fn page_addr(&self, page: u32) -> *mut u8 {
-        self.0.base.wrapping_add(page as usize * PAGE_SIZE)
+        self.0.base.wrapping_add(page as usize * WASM_PAGE)
     }
 
     fn page_of(&self, addr: *const u8) -> u32 {
-        ((addr as usize - self.0.base as usize) / PAGE_SIZE) as u32
+        ((addr as usize - self.0.base as usize) / WASM_PAGE) as u32
     }
 }
 
@@ -287,12 +287,12 @@ mod tests {
 
     fn dirty(pages: &HostPages, page: u32) {
         // SAFETY: a page of the arena (handed out, or static).
-        unsafe { pages.page_addr(page).write_bytes(0xee, PAGE_SIZE) };
+        unsafe { pages.page_addr(page).write_bytes(0xee, WASM_PAGE) };
     }
 
     fn zero(pages: &HostPages, page: u32) -> bool {
         // SAFETY: as above, read only.
-        let bytes = unsafe { std::slice::from_raw_parts(pages.page_addr(page), PAGE_SIZE) };
+        let bytes = unsafe { std::slice::from_raw_parts(pages.page_addr(page), WASM_PAGE) };
         bytes.iter().all(|&b| b == 0)
     }
 

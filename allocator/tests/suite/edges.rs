@@ -1,7 +1,7 @@
 //! Edge cases of the selected variant: zero-size and huge requests, running out of pages,
 //! static-buffer pointers, the heap-base tail and page release.
 
-use galloc::source::{HostConfig, PageSource, PAGE_SIZE};
+use galloc::source::{HostConfig, PageSource, WASM_PAGE};
 use galloc::variant::{HostAlloc, CELLS, FRONT_TAKES_TAIL, GRANULARITY, ID, RETURNS_PAGES, REUSES};
 use std::alloc::{GlobalAlloc, Layout};
 
@@ -278,7 +278,7 @@ fn the_heap_base_tail_is_used_before_any_page() {
     // dlmalloc's first region is one granularity: with 64 KiB the tail plus one page form it;
     // a smaller granularity that fits in the tail takes no page at all, nor does an allocator
     // that takes just what a request needs (granularity 1).
-    let expected = u32::from(GRANULARITY >= PAGE_SIZE || tail < GRANULARITY);
+    let expected = u32::from(GRANULARITY >= WASM_PAGE || tail < GRANULARITY);
     assert_eq!(
         pages.pages_in_use(),
         expected,
@@ -298,7 +298,7 @@ fn a_page_aligned_heap_base_has_no_tail() {
     // SAFETY: freed at once.
     unsafe {
         let p = heap.alloc(l) as usize;
-        assert!((first_heap_page..first_heap_page + PAGE_SIZE).contains(&p));
+        assert!((first_heap_page..first_heap_page + WASM_PAGE).contains(&p));
         heap.dealloc(p as *mut u8, l);
     }
 }

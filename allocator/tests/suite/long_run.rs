@@ -13,7 +13,7 @@
 //! never-freeing `bump`, whose memory only grows).
 
 use crate::common::{drive, env_or, message_ops, with_random_align, Mix};
-use galloc::source::{HostConfig, PAGE_SIZE};
+use galloc::source::{HostConfig, WASM_PAGE};
 use galloc::variant::{HostAlloc, ID, RETURNS_PAGES, REUSES};
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -29,7 +29,7 @@ const MAX_PAGES: u32 = 512;
 /// twice the bytes live (the test prints both). An allocator that needs more than twice the
 /// live bytes in pages on this load is stranding memory, so below half the memory, with the
 /// request itself counted, every request must be served.
-const SERVED_LIVE_BYTES: usize = MAX_PAGES as usize * PAGE_SIZE / 2;
+const SERVED_LIVE_BYTES: usize = MAX_PAGES as usize * WASM_PAGE / 2;
 
 /// Pages a variant that returns pages may still hold with nothing live: dlmalloc keeps a free
 /// top of up to its trim threshold (2 MiB = 32 pages) before it gives pages back, plus the

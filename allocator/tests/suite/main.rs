@@ -6,5 +6,6 @@ mod common;
 mod edges;
 mod gear_next;
 mod long_run;
+mod registry;
 mod regressions;
 mod stress;

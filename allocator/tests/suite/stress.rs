@@ -69,7 +69,7 @@ fn randomized_ops_against_a_shadow_model() {
     // ...and the heap does not grow without bound: pages stay within a small multiple of
     // the most bytes ever live at once.
     if let Some(peak) = pages {
-        let peak_bytes = peak as usize * galloc::source::PAGE_SIZE;
+        let peak_bytes = peak as usize * galloc::source::WASM_PAGE;
         assert!(
             peak_bytes <= 4 * run.peak_live_bytes + (1 << 20),
             "{peak} pages for at most {} live bytes",
