@@ -131,7 +131,7 @@ test: setup
 miri:
     @rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal --component miri,rust-src
     @rustup +nightly component list --installed | grep -q '^miri' || rustup +nightly component add miri rust-src
-    MIRIFLAGS=-Zmiri-permissive-provenance cargo +nightly miri test -q --locked -p galloc --lib -- slab:: buffer:: system:: source:: compact::
+    MIRIFLAGS=-Zmiri-permissive-provenance cargo +nightly miri test -q --locked -p galloc --lib -- slab:: buffer:: backend:: source:: compact::
 
 # The node backend's own tests (its own workspace and lock file: gclient pins Gear 1.10): event and account mapping, the no-node errors. No node runs here.
 node-test:

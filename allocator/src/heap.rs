@@ -6,10 +6,10 @@
 //! re-validate the size with assertions on every call, which costs gas and code for a check
 //! `GlobalAlloc`'s contract already makes the caller's duty.
 
+use crate::backend::Backend;
 use crate::buffer::Front;
 use crate::lock::Lock;
 use crate::source::WASM_PAGE;
-use crate::system::System;
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
 use core::ptr;
@@ -26,7 +26,7 @@ struct State<B, F> {
     front_open: bool,
 }
 
-/// The lab's allocator: dlmalloc on system `B` (pages from a page source, at the system's
+/// The lab's allocator: dlmalloc on backend `B` (pages from a page source, at the backend's
 /// granularity), with front `F`.
 ///
 /// A heap must not move once it has served a request (dlmalloc's bins and the buffer's cells
@@ -39,11 +39,11 @@ pub struct Heap<B, F> {
 // SAFETY: every access to `state` happens under `lock` (a real lock wherever threads exist).
 unsafe impl<B: Send, F: Send> Sync for Heap<B, F> {}
 
-impl<B: System, F: Front> Heap<B, F> {
+impl<B: Backend, F: Front> Heap<B, F> {
     /// A heap that has served nothing yet, with dlmalloc's default configuration apart from
-    /// the system's granularity.
-    pub const fn new(system: B) -> Self {
-        let mut dl = Dlmalloc::new_with_allocator(system);
+    /// the backend's granularity.
+    pub const fn new(backend: B) -> Self {
+        let mut dl = Dlmalloc::new_with_allocator(backend);
         if B::GRANULARITY != WASM_PAGE {
             assert!(
                 dl.set_granularity(B::GRANULARITY),
@@ -76,7 +76,7 @@ impl<B: System, F: Front> Heap<B, F> {
     }
 }
 
-impl<B: System, F: Front> crate::composed::Composed for Heap<B, F> {
+impl<B: Backend, F: Front> crate::composed::Composed for Heap<B, F> {
     const GRANULARITY: usize = B::GRANULARITY;
     const FRONT_TAKES_TAIL: bool = F::TAKES_TAIL;
     fn in_buffer(&self, ptr: *const u8) -> bool {
@@ -88,7 +88,7 @@ impl<B: System, F: Front> crate::composed::Composed for Heap<B, F> {
     }
 }
 
-impl<B: System, F: Front> Heap<B, F> {
+impl<B: Backend, F: Front> Heap<B, F> {
     #[inline(always)]
     fn with<R>(&self, f: impl FnOnce(&mut State<B, F>) -> R) -> R {
         let _guard = self.lock.lock();
@@ -97,7 +97,7 @@ impl<B: System, F: Front> Heap<B, F> {
     }
 }
 
-impl<B: System, F: Front> State<B, F> {
+impl<B: Backend, F: Front> State<B, F> {
     /// A block from the front while it is open, else from dlmalloc (closing the front once
     /// dlmalloc has given out memory). `zeroed` asks for cleared bytes.
     #[inline(always)]
@@ -176,7 +176,7 @@ impl<B: System, F: Front> State<B, F> {
 // SAFETY: blocks come from the front's cells (each handed out once until freed) or from
 // dlmalloc, aligned as asked; frees and reallocs are routed to the part that gave them out.
 // Size-0 requests are served too (a unique pointer), beyond `GlobalAlloc`'s contract.
-unsafe impl<B: System, F: Front> GlobalAlloc for Heap<B, F> {
+unsafe impl<B: Backend, F: Front> GlobalAlloc for Heap<B, F> {
     #[inline(never)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // The gate's test needs a build that is really worse: a few hundred more instructions a call.
