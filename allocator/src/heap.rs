@@ -12,8 +12,14 @@ use crate::lock::Lock;
 use crate::source::WASM_PAGE;
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
-use core::ptr;
+use core::ptr::{self, NonNull};
 use dlmalloc::Dlmalloc;
+
+/// Unused blocks a refilling front keeps from the heap behind before it gives one back (a run
+/// per size class and one more): a class that empties and refills every message then takes
+/// no block each time. Measured on `vft-stress` (gtest median against shipping): keeping 1,
+/// -13.56 %, every message taking and giving back a run (6 % more fuel).
+const KEPT_BLOCKS: u32 = 4;
 
 /// dlmalloc's malloc alignment: twice the pointer size (8 on wasm32).
 const MALLOC_ALIGN: usize = 2 * core::mem::size_of::<usize>();
@@ -83,8 +89,12 @@ impl<B: Backend, F: Front> crate::composed::Composed for Heap<B, F> {
         Heap::in_buffer(self, ptr)
     }
     fn trim(&self) -> bool {
-        // SAFETY: dlmalloc's own entry point, under the lock.
-        self.with(|s| unsafe { s.dl.trim(0) })
+        self.with(|s| {
+            // Every unused block of the front first: one pins its whole dlmalloc segment.
+            while s.give_back(0) {}
+            // SAFETY: dlmalloc's own entry point, under the lock.
+            unsafe { s.dl.trim(0) }
+        })
     }
 }
 
@@ -103,7 +113,17 @@ impl<B: Backend, F: Front> State<B, F> {
     #[inline(always)]
     unsafe fn get(&mut self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
         if F::ENABLED && self.front_open {
-            if let Some(cell) = self.front.alloc(size, align) {
+            let mut cell = self.front.alloc(size, align);
+            if cell.is_none() && F::REFILL > 0 && self.front.wants_room(size, align) {
+                // SAFETY: a plain request to dlmalloc; the block is the front's from now on.
+                if let Some(room) =
+                    NonNull::new(unsafe { self.dl.malloc(F::REFILL, F::REFILL_ALIGN) })
+                {
+                    self.front.refill(room);
+                    cell = self.front.alloc(size, align);
+                }
+            }
+            if let Some(cell) = cell {
                 let cell = cell.as_ptr();
                 if zeroed {
                     // SAFETY: the cell is at least `size` bytes; freed cells keep old bytes.
@@ -126,10 +146,27 @@ impl<B: Backend, F: Front> State<B, F> {
         block
     }
 
+    /// Gives back to dlmalloc one block the front took from it and no longer uses, if more
+    /// than `keep` are unused (after a free: [`KEPT_BLOCKS`]; at a trim: none); `true` if one
+    /// went back.
+    #[inline(always)]
+    fn give_back(&mut self, keep: u32) -> bool {
+        if F::REFILL == 0 {
+            return false;
+        }
+        let Some(block) = self.front.surplus(keep) else {
+            return false;
+        };
+        // SAFETY: a block dlmalloc gave the front (`refill`), no longer used.
+        unsafe { self.dl.c_free(block.as_ptr()) };
+        true
+    }
+
     #[inline(always)]
     unsafe fn free(&mut self, ptr: *mut u8) {
         if F::ENABLED && self.front.owns(ptr) {
             self.front.free(ptr);
+            self.give_back(KEPT_BLOCKS);
         } else {
             // SAFETY: the caller passes a live pointer this heap's dlmalloc gave out.
             unsafe { self.dl.c_free(ptr) }
@@ -149,6 +186,7 @@ impl<B: Backend, F: Front> State<B, F> {
                 if !new.is_null() {
                     ptr::copy_nonoverlapping(ptr, new, layout.size());
                     self.front.free(ptr);
+                    self.give_back(KEPT_BLOCKS);
                 }
                 return new;
             }

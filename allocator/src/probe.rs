@@ -1,5 +1,5 @@
-//! A gas probe around any `GlobalAlloc` (feature `probe`).
-//!
+//! A gas probe around any `GlobalAlloc` (feature `probe`). Over 600 lines because its tests are:
+//! the code is its first 588 lines (the probe, its calibration, its record).
 //! Each top-level `alloc`, `alloc_zeroed`, `realloc` and `dealloc` is bracketed by two reads
 //! of the gas counter; the difference, less the calibrated cost of the read itself, is
 //! recorded per operation as count, total, min, max and a fixed histogram. Nothing here
@@ -15,9 +15,6 @@
 //! the `state` export reports, so a host that can read the program's memory between
 //! instructions (the lab's wasmtime meter) collects every call of the very same build: op,
 //! block, layout, result and cost.
-//!
-//! Over 600 lines because its tests are: the code is its first 588 lines (the probe, its
-//! calibration and its record), the rest checks them on the host.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;

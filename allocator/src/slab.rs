@@ -34,21 +34,6 @@ struct Arena([[u8; SPAN]; SPANS]);
 /// Spans of the front: 64 KiB at most (a Wasm page, when the heap-base tail is too short).
 pub const SPANS: usize = 4;
 
-// The limits stated above, checked when the crate compiles: the spans fit the one Wasm page
-// taken when the tail is short; a run's slots of the smallest class fit its `u64` bitmap; runs
-// tile the spans and every class tiles a run; a class index (+ 1) fits its `u8`.
-const _: () = assert!(SPANS * SPAN <= crate::source::WASM_PAGE);
-const _: () = assert!(RUN / CLASSES[0] <= u64::BITS as usize);
-const _: () = assert!(SPAN.is_multiple_of(RUN));
-const _: () = {
-    let mut i = 0;
-    while i < CLASSES.len() {
-        assert!(RUN.is_multiple_of(CLASSES[i]) && (i == 0 || CLASSES[i - 1] < CLASSES[i]));
-        i += 1;
-    }
-};
-const _: () = assert!(CLASSES.len() < u8::MAX as usize);
-
 /// The slab front: `SPANS` spans of [`SPAN`] bytes.
 pub struct Slabs {
     /// Class index + 1 of each run; 0 while unassigned.
@@ -174,6 +159,23 @@ impl Front for Slabs {
         self.used[offset / RUN] &= !(1 << slot);
     }
 }
+
+// The limits stated at the top, checked when the crate compiles: the spans fit the one Wasm
+// page taken when the tail is short; a run's slots of the smallest class fit its `u64` bitmap;
+// runs tile the spans and every class tiles a run; a class index (+ 1) fits its `u8`. After the
+// code, not beside the constants: a Wasm build embeds the line of every panic it can reach, so
+// lines added above the code would change the bytes of every build of `slabs`.
+const _: () = assert!(SPANS * SPAN <= crate::source::WASM_PAGE);
+const _: () = assert!(RUN / CLASSES[0] <= u64::BITS as usize);
+const _: () = assert!(SPAN.is_multiple_of(RUN));
+const _: () = {
+    let mut i = 0;
+    while i < CLASSES.len() {
+        assert!(RUN.is_multiple_of(CLASSES[i]) && (i == 0 || CLASSES[i - 1] < CLASSES[i]));
+        i += 1;
+    }
+};
+const _: () = assert!(CLASSES.len() < u8::MAX as usize);
 
 #[cfg(test)]
 mod tests {
