@@ -73,7 +73,7 @@ sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends
     cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
     cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
 
-# Re-render the report (results/README.md) from results/*.csv, running nothing.
+# Re-render the report (results/README.md and a page per case in results/cases/) and the charts from results/*.csv, running nothing.
 report:
     cargo run --locked -p galloc-lab --bin lab -- report
 
