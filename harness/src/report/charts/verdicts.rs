@@ -46,6 +46,11 @@ fn key(
     Ok(())
 }
 
+/// The zero line down a horizontal chart of `n` rows (rows at whole `y`, top row `n - 1`).
+fn zero_line(n: usize) -> PathElement<(f64, f64)> {
+    PathElement::new([(0.0, -0.5), (0.0, n as f64 - 0.5)], BLACK.stroke_width(1))
+}
+
 fn verdict_key() -> Vec<(RGBColor, String)> {
     VERDICTS
         .iter()
@@ -115,12 +120,7 @@ pub fn headline(inputs: &Inputs, path: &Path) -> Result<()> {
         .axis_desc_style((FONT, 15))
         .draw()
         .map_err(draw_err(path))?;
-    chart
-        .draw_series([PathElement::new(
-            [(0.0, -0.5), (0.0, n as f64 - 0.5)],
-            BLACK.stroke_width(1),
-        )])
-        .map_err(draw_err(path))?;
+    chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
     for (i, (variant, geomean)) in m.rows.iter().enumerate() {
         let y = (n - 1 - i) as f64;
         chart
@@ -231,12 +231,7 @@ fn bars(
         .axis_desc_style((FONT, 15))
         .draw()
         .map_err(draw_err(path))?;
-    chart
-        .draw_series([PathElement::new(
-            [(0.0, -0.5), (0.0, n as f64 - 0.5)],
-            BLACK.stroke_width(1),
-        )])
-        .map_err(draw_err(path))?;
+    chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
     for (i, v) in values.iter().enumerate() {
         let Some(v) = v else { continue };
         let y = (n - 1 - i) as f64;
@@ -334,12 +329,7 @@ pub fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> 
             .axis_desc_style((FONT, 14))
             .draw()
             .map_err(draw_err(path))?;
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                [(0.0, -0.5), (0.0, n as f64 - 0.5)],
-                BLACK.stroke_width(1),
-            )))
-            .map_err(draw_err(path))?;
+        chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
         for (i, (_, (l, m, h), verdict)) in ranges.iter().enumerate() {
             let y = (n - 1 - i) as f64;
             chart
