@@ -60,10 +60,17 @@ enum Command {
 /// Errors are for people: the message and its causes, no backtrace (even where
 /// `RUST_BACKTRACE` is set for other tools).
 fn main() -> std::process::ExitCode {
+    // The lab runs itself as the supervisor of each cargo it starts (build/process.rs): first,
+    // since a supervised cargo's environment also tells `lab` to serve as a linker.
+    if let Some(code) = galloc_lab::build::process::serve_as_supervisor() {
+        return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     // rustc runs `lab` as its Wasm linker to keep links for re-linking (build/relink.rs).
     if let Some(code) = galloc_lab::build::relink::serve_as_linker() {
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    // Ctrl-C, `kill` or a closed terminal ends the builds the lab started, not only the lab.
+    galloc_lab::build::process::end_builds_on_signals();
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

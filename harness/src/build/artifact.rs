@@ -229,6 +229,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
                     shim.display().to_string()
                 ))
                 .args(crate::build::external::profile_config(ws, PROFILE)?);
+            crate::build::external::lock_args(&mut cmd, &target_dir)?;
             shim_for = Some((shim, galloc));
             target_dir
         }
@@ -277,14 +278,13 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     if let Some((shim, variant)) = &shim_for {
         crate::build::external::galloc_shim(shim, variant)?;
     }
-    let mut run = || {
-        cmd.output()
-            .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))
-    };
-    let out = match req.external {
-        None => run()?,
-        Some(program) => program.keeping_lock_file(run)?,
-    };
+    if let Some(program) = req.external {
+        // Under the lock: a copy of the author's `Cargo.lock` as it is now, for cargo to
+        // resolve the patched build into (given as `lock_args` above).
+        program.private_lock(&target_dir)?;
+    }
+    let out = crate::build::process::output(&mut cmd)
+        .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let hint = if stderr.contains("target may not be installed")

@@ -8,9 +8,10 @@
 //! allocator's own manifest with workspace fields filled in, its sources and build script
 //! referred to where they are, and the variant (plus `probe` and any extra features) as its
 //! *default* features. The `wasm` profile is passed the same
-//! way, from the lab's own `Cargo.toml`, so the program gets exactly the lab's codegen. Cargo
-//! rewrites the program's `Cargo.lock` to point at the patch; the lab puts the file back as
-//! it was after each build.
+//! way, from the lab's own `Cargo.toml`, so the program gets exactly the lab's codegen. The
+//! patched resolution goes to a copy of the program's `Cargo.lock` under the lab's `target/`
+//! ([`Program::private_lock`]): nothing in the author's crate is ever written, so a run that
+//! ends any way at all leaves it exactly as found.
 //!
 //! **Scenarios.** A JSON file, or a text file of hex lines: [`crate::run::scenario::file`] and the
 //! docs/your-program.md, "Measuring another program".
@@ -69,16 +70,6 @@ impl Program {
             manifest.as_os_str().as_encoded_bytes(),
         ));
         let key = format!("{package}-{}", &path_hash[..16]);
-        let dir = manifest.parent().unwrap_or(Path::new("."));
-        if let Some((file, line)) = state_export(&dir.join("src"))? {
-            bail!(
-                "{}:{line} exports `state` (a gmeta-era state query). The lab reads its probe's \
-                 records through Gear's `state` entry point, so the probe build would define it \
-                 twice (`symbol multiply defined`). Nothing was built: measure a copy without \
-                 that export (gstd 2.0 programs answer queries through `handle`)",
-                file.display()
-            );
-        }
         Ok(Program {
             manifest,
             package,
@@ -106,21 +97,57 @@ impl Program {
         Ok(root.with_file_name("Cargo.lock"))
     }
 
-    /// Runs `build` and then restores the program's `Cargo.lock` to what it was before.
-    pub fn keeping_lock_file<T>(&self, build: impl FnOnce() -> Result<T>) -> Result<T> {
-        let lock = self.lock_file()?;
-        let before = std::fs::read(&lock).ok();
-        let result = build();
-        let restored = match &before {
-            Some(bytes) => std::fs::write(&lock, bytes),
-            None => match std::fs::remove_file(&lock) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
+    /// The lock file cargo resolves this program's build against, under the lab's `target_dir`
+    /// for it: a copy of the author's `Cargo.lock` as it is now (none if they have none), made
+    /// before each build. Cargo is pointed at it (`resolver.lockfile-path`, [`lock_args`]), so
+    /// the patched resolution it writes lands there and the author's file is only ever read:
+    /// an interrupted or killed build, at any moment, has nothing in their crate to put back.
+    /// Copied afresh each time so that a change the author makes to their lock is used.
+    pub fn private_lock(&self, target_dir: &Path) -> Result<PathBuf> {
+        let theirs = self.lock_file()?;
+        let ours = private_lock_of(target_dir);
+        std::fs::create_dir_all(target_dir)
+            .with_context(|| format!("cannot create {}", target_dir.display()))?;
+        match std::fs::read(&theirs) {
+            Ok(bytes) => crate::results::write_file(&ours, &bytes)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::remove_file(&ours)
+            {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(e).with_context(|| format!("cannot remove {}", ours.display()))
+                }
+                _ => {}
             },
-        };
-        restored.with_context(|| format!("cannot restore {}", lock.display()))?;
-        result
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", theirs.display())),
+        }
+        Ok(ours)
     }
+}
+
+/// The copy of an outside program's lock file in its cargo target directory `target_dir`.
+fn private_lock_of(target_dir: &Path) -> PathBuf {
+    target_dir.join("Cargo.lock")
+}
+
+/// Cargo's arguments and environment that make a build into `target_dir` resolve into its
+/// private copy of the lock file ([`Program::private_lock`]) instead of the workspace's own
+/// `Cargo.lock`. Cargo's own options: they go before the `--` that starts rustc's.
+///
+/// `resolver.lockfile-path` is an unstable cargo setting (`-Zlockfile-path`) on the pinned
+/// stable toolchain; `__CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS` lets this one cargo call
+/// accept it. Only cargo reads that variable, unlike `RUSTC_BOOTSTRAP`, which build scripts
+/// probe (anyhow, thiserror, proc-macro2) and which would change what they compile. The
+/// alternatives were worse: building a copy of the crate moves every path rustc embeds (the
+/// Wasm changes) and breaks crates that reach outside their directory; restoring the file
+/// afterwards leaves it patched between a SIGKILL and the next run, or for good if there is no
+/// next run. The suite builds an outside program on every run (`cli::an_outside_program_…`,
+/// `interrupts::…`), so a toolchain that drops the setting fails there, not in a user's hands.
+pub fn lock_args(cmd: &mut std::process::Command, target_dir: &Path) -> Result<()> {
+    let lock = private_lock_of(target_dir);
+    cmd.env("__CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS", "nightly")
+        .arg("-Zlockfile-path")
+        .arg("--config")
+        .arg(format!("resolver.lockfile-path={}", path_value(&lock)?));
+    Ok(())
 }
 
 /// The case a scenario file names: its file stem.
@@ -339,46 +366,6 @@ pub fn profile_config(ws: &Workspace, profile: &str) -> Result<Vec<String>> {
             ]
         })
         .collect())
-}
-
-/// Where a crate's sources under `src` export a `state` entry point, if they do: an
-/// `extern "C" fn state` under `no_mangle` (within the three lines above it) or an
-/// `export_name = "state"`. The first such file and line (1-based), in path order.
-pub fn state_export(src: &Path) -> Result<Option<(PathBuf, usize)>> {
-    let mut files = Vec::new();
-    let mut dirs = vec![src.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry
-                .with_context(|| format!("cannot list {}", dir.display()))?
-                .path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    for file in files {
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            let named = line.contains("export_name") && line.contains("\"state\"");
-            let exported = line.contains("extern \"C\" fn state(")
-                && lines[i.saturating_sub(3)..=i]
-                    .iter()
-                    .any(|l| l.contains("no_mangle"));
-            if named || exported {
-                return Ok(Some((file, i + 1)));
-            }
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]

@@ -6,9 +6,11 @@
 //! - [`relink`]: the same artifact with its static data moved, for the layout sweep.
 //! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
+//! - [`process`]: the cargo runs a build starts, ended with the lab however it ends.
 
 pub mod artifact;
 pub mod external;
+pub mod process;
 pub mod relink;
 pub mod stamp;
 pub mod wasm;

@@ -18,6 +18,9 @@ pub struct WasmInfo {
     pub defines_memory: bool,
     /// Export names.
     pub exports: Vec<String>,
+    /// The names of the exports that are functions (Gear's entry points, and anything else a
+    /// program exports that Gear would refuse).
+    pub function_exports: Vec<String>,
     /// Whether any function executes `memory.grow`.
     pub grows_memory: bool,
     /// Whether there is a start section.
@@ -55,7 +58,11 @@ pub fn inspect(bytes: &[u8]) -> Result<WasmInfo> {
             Payload::MemorySection(reader) => info.defines_memory |= reader.count() > 0,
             Payload::ExportSection(reader) => {
                 for export in reader {
-                    info.exports.push(export?.name.to_owned());
+                    let export = export?;
+                    if export.kind == wasmparser::ExternalKind::Func {
+                        info.function_exports.push(export.name.to_owned());
+                    }
+                    info.exports.push(export.name.to_owned());
                 }
             }
             Payload::StartSection { .. } => info.has_start = true,

@@ -19,7 +19,7 @@ pub struct Args {
     #[command(flatten)]
     selection: super::Selection,
     /// Runs per measurement; the fastest is kept.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = super::count)]
     repeat: u32,
 }
 

@@ -17,7 +17,7 @@ pub struct Args {
     current: Option<PathBuf>,
     /// Allowed rise in percent before a row fails; 0 (the default) fails on any rise, since
     /// gas and fuel are deterministic.
-    #[arg(long, default_value_t = 0.0, value_parser = tolerance)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = tolerance)]
     tolerance_pct: f64,
 }
 

@@ -12,6 +12,36 @@ pub mod sizes;
 pub mod sweep_check;
 pub mod verdict;
 
+/// `--layouts N`: 1 (the linker's layout only) or more. Its argument takes negative numbers
+/// (`allow_negative_numbers`), so `--layouts -1` gets this message instead of the parser's
+/// "unexpected argument '-1'"; the upper bound is the sweep's own (`analyse::layout`).
+pub fn layouts(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => u32::try_from(n).map_err(|_| format!("{n} layouts are far too many")),
+        Ok(n) => Err(format!(
+            "{n} is not a number of layouts: give 1 (the linker's layout only) or more"
+        )),
+        Err(e) => Err(format!(
+            "`{text}`: {e}; give a number of layouts such as 4 or 16"
+        )),
+    }
+}
+
+/// A count on the command line (`--repeat`, `--fuel-stride`, `--layout-step`): a whole number,
+/// 1 or more; negative numbers reach this message, as for [`layouts`].
+pub fn count(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => u32::try_from(n).map_err(|_| format!("{n} is far too large")),
+        Ok(n) => Err(format!("{n}: give a whole number, 1 or more")),
+        Err(e) => Err(format!("`{text}`: {e}; give a whole number, 1 or more")),
+    }
+}
+
+/// [`count`] as an index step (`--fuel-stride`).
+pub fn stride(text: &str) -> Result<usize, String> {
+    count(text).map(|n| n as usize)
+}
+
 /// Which cases and variants a command runs; shared by `measure` and `bench`.
 #[derive(clap::Args)]
 pub struct Selection {

@@ -10,8 +10,9 @@
 //! `fails`): the answer names what it left out and why.
 
 use anyhow::{bail, Result};
-use galloc_lab::analyse::layout::{self, Summary, Verdict, SHIPPING};
+use galloc_lab::analyse::layout::{self, SHIPPING};
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::pick::Pick;
 use galloc_lab::results::{read_csv, LayoutRow};
 use galloc_lab::run::backend::BackendKind;
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "gtest")]
     backend: String,
     /// Heap layouts to run each build at (docs/verdicts.md, "Verdicts across heap layouts").
-    #[arg(long, default_value_t = layout::POINTS)]
+    #[arg(long, default_value_t = layout::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
     /// Where the measurement is written (default: `target/lab/programs/<scenario name>/`).
     #[arg(long)]
@@ -91,141 +92,4 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         pick.answer(&case, backend, args.layouts, &ws.root().join("allocator"))
     );
     Ok(())
-}
-
-/// The answer, and the figures behind it.
-#[derive(Debug, PartialEq)]
-pub struct Pick<'a> {
-    /// What to use: a variant id, or `shipping` (change nothing).
-    pub variant: &'a str,
-    /// Its (or, for `shipping`, the best other median's, excluded variants included)
-    /// difference to shipping: median, lowest, highest, in percent; and that variant and its
-    /// verdict.
-    pub figures: Option<(&'a str, (f64, f64, f64), Verdict)>,
-    /// The measured variants the lab never recommends, each with why.
-    pub excluded: Vec<(&'a str, String)>,
-    /// Variants compared.
-    pub compared: usize,
-}
-
-impl<'a> Pick<'a> {
-    /// The pick among `variants` on one backend and case.
-    pub fn of(
-        summaries: &'a std::collections::BTreeMap<(String, String, String), Summary>,
-        backend: &str,
-        case: &str,
-        variants: &[&'a str],
-    ) -> Result<Self> {
-        let of = |v: &str| summaries.get(&(backend.to_owned(), case.to_owned(), v.to_owned()));
-        for v in variants {
-            if of(v).is_none() {
-                bail!("no {backend} result for {case} on {v}: the measurement is incomplete");
-            }
-        }
-        let variant = layout::recommended(summaries, backend, case);
-        let figures_of = |(key, s): (&'a (String, String, String), &'a Summary)| {
-            s.vs_shipping.map(|d| (key.2.as_str(), d, s.verdict))
-        };
-        let figures = if variant == SHIPPING {
-            // The closest any variant came: the lowest median, an excluded one included (the
-            // answer then says why it is not the pick).
-            summaries
-                .iter()
-                .filter(|((b, c, v), _)| b == backend && c == case && v != SHIPPING)
-                .filter_map(figures_of)
-                .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.0.cmp(b.0)))
-        } else {
-            summaries
-                .get_key_value(&(backend.to_owned(), case.to_owned(), variant.to_owned()))
-                .and_then(figures_of)
-        };
-        let excluded = variants
-            .iter()
-            .filter_map(|v| galloc_variants::never_recommended(v).map(|why| (*v, why)))
-            .collect();
-        Ok(Pick {
-            variant,
-            figures,
-            excluded,
-            compared: variants.len(),
-        })
-    }
-
-    /// What `lab pick` prints; `allocator` is the lab's galloc, for the patch line.
-    pub fn answer(
-        &self,
-        case: &str,
-        backend: BackendKind,
-        layouts: u32,
-        allocator: &std::path::Path,
-    ) -> String {
-        let unit = match backend {
-            BackendKind::Gtest => "gas",
-            _ => "fuel",
-        };
-        let band = layout::BAND_PCT;
-        let pct = |x: f64| format!("{x:+.2} %");
-        let mut out = format!(
-            "pick for {case}: {} variants, {unit} on {}, {layouts} heap layouts, minimum effect \
-             {band} %\n",
-            self.compared,
-            backend.name()
-        );
-        match (self.variant, self.figures) {
-            (SHIPPING, best) => {
-                out.push_str(&format!(
-                    "  use shipping (gstd's own galloc): no variant the lab recommends is cheaper \
-                     by more than {band} % at every layout\n"
-                ));
-                if let Some((v, (m, lo, hi), verdict)) = best {
-                    let excluded = self.excluded.iter().find(|(e, _)| *e == v);
-                    out.push_str(&format!(
-                        "  closest: {v}, {} vs shipping at the median ({} … {}), {}\n",
-                        pct(m),
-                        pct(lo),
-                        pct(hi),
-                        match verdict {
-                            Verdict::Better =>
-                                format!("cheaper by more than {band} % at every layout"),
-                            Verdict::Worse =>
-                                format!("dearer by more than {band} % at every layout"),
-                            Verdict::Same => format!("within {band} % at every layout"),
-                            _ => "within layout noise".to_owned(),
-                        }
-                    ));
-                    if let Some((_, why)) = excluded {
-                        out.push_str(&format!("    but never recommended: {why}\n"));
-                    }
-                }
-                self.push_excluded(&mut out);
-                out.push_str("  Cargo.toml: nothing to change\n");
-            }
-            (v, figures) => {
-                if let Some((_, (m, lo, hi), _)) = figures {
-                    out.push_str(&format!(
-                        "  use {v}: {} vs shipping at the median ({} … {}), cheaper by more than \
-                         {band} % at every layout\n",
-                        pct(m),
-                        pct(lo),
-                        pct(hi)
-                    ));
-                }
-                self.push_excluded(&mut out);
-                out.push_str(&format!(
-                    "  Cargo.toml, both lines (docs/your-program.md, \"Using a variant in your program\"):\n    \
-                     [dependencies] galloc = {{ version = \"=2.0.0\", features = [\"{v}\"] }}\n    \
-                     [patch.crates-io] galloc = {{ path = {:?} }}\n",
-                    allocator.display().to_string()
-                ));
-            }
-        }
-        out
-    }
-
-    /// The line naming what was measured but never recommended, and why.
-    fn push_excluded(&self, out: &mut String) {
-        for (v, why) in &self.excluded {
-            out.push_str(&format!("  not recommended: {v} ({why})\n"));
-        }
-    }
 }

@@ -31,9 +31,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let staged = Staged::begin(ws, &dir)?;
     // The report is rendered from these files: they must be the ones the lab wrote.
     metadata::verify(&dir)?;
-    let published = publish(ws, &staged.dir, &staged.images, &dir);
-    staged.explain(published)?;
-    staged.commit()
+    let published = publish(ws, &staged.dir, &staged.images, &dir, None);
+    let published = staged.explain(published)?;
+    staged.commit()?;
+    eprintln!("{}", published.wrote);
+    Ok(())
 }
 
 /// A results directory and its charts, staged (see [`Staging`]).
@@ -148,13 +150,31 @@ fn ship_verdict(ws: &Workspace, dir: &Path, real: &Path) -> Result<Option<ship::
     ship::from_results(dir, &corpus).map(Some)
 }
 
+/// What [`publish`] made: the inputs, and the line that says what was written, for the
+/// caller to print once it has committed (before that nothing has been written where the
+/// line says).
+pub struct Published {
+    pub inputs: Inputs,
+    pub wrote: String,
+}
+
 /// Writes the metadata, the charts and the report for the results in `dir` (a staged copy of
 /// `real`), the charts into `images`, and returns what they were made from. Fails, naming what
 /// is missing, on an incomplete result set (`results/` must hold every variant and case).
-pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result<Inputs> {
+///
+/// `given`: the command that wrote them now and the outside program measured, if any (`lab
+/// measure`); `None` keeps what the directory's metadata records (`lab report`).
+pub fn publish(
+    ws: &Workspace,
+    dir: &Path,
+    images: &Path,
+    real: &Path,
+    given: Option<(String, Option<metadata::ProgramSource>)>,
+) -> Result<Published> {
     refresh_verdicts(dir)?;
     let inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
-    metadata::write(ws.root(), dir)?;
+    let about = document::About::of(ws.root(), real, given);
+    metadata::write_for(ws.root(), dir, &about.command, about.program.as_ref())?;
     let link = if real == ws.results_dir() {
         "../images"
     } else {
@@ -175,14 +195,14 @@ pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result
                 .with_context(|| format!("cannot remove the stale chart {}", path.display()))?;
         }
     }
-    let report = document::render(&inputs, link, ship.as_ref());
+    let report = document::render(&inputs, link, ship.as_ref(), &about);
     report.write(dir)?;
     let images_shown = if real == ws.results_dir() {
         ws.root().join("images")
     } else {
         real.join("images")
     };
-    eprintln!(
+    let wrote = format!(
         "wrote {}/README.md, {} case pages in {}/{}/, {}/{} and {} charts in {}",
         real.display(),
         report.cases.len(),
@@ -193,5 +213,5 @@ pub fn publish(ws: &Workspace, dir: &Path, images: &Path, real: &Path) -> Result
         drawn.len(),
         images_shown.display()
     );
-    Ok(inputs)
+    Ok(Published { inputs, wrote })
 }

@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "shipping,gear-next")]
     against: String,
     /// Heap layouts per build, stratified over the Wasm page as `lab measure`'s sweep.
-    #[arg(long, default_value_t = layout::POINTS)]
+    #[arg(long, default_value_t = layout::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
     /// Where to write (default: `results/<variant>/`).
     #[arg(long)]
@@ -220,7 +220,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         )?;
         std::fs::create_dir_all(&staged.images)?;
         rows.chart(&staged.images.join(chart_file(&rows.case)))?;
-        metadata::write_for(ws.root(), dir, &format!("just {}", repro.id))
+        metadata::write_for(ws.root(), dir, &format!("just {}", repro.id), None)
     })());
     wrote?;
     staged.commit()?;

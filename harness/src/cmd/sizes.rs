@@ -108,7 +108,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         write_csv(&copy, &all)?;
         let has_metadata = staged.dir.join(galloc_lab::report::metadata::FILE).exists();
         if has_metadata {
-            galloc_lab::report::metadata::write(ws.root(), &staged.dir)?;
+            galloc_lab::report::metadata::write_for(ws.root(), &staged.dir, "just compare", None)?;
         }
         staged.commit()?;
         eprintln!("wrote {}", path.display());

@@ -17,14 +17,14 @@ pub struct Args {
     #[arg(long)]
     results: Option<PathBuf>,
     /// The sweep to hold against the grid: this many points ...
-    #[arg(long, default_value_t = layout::POINTS)]
+    #[arg(long, default_value_t = layout::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
     /// ... spread over one Gear page (`layout::offsets`, the lab's earlier sweep) instead of
     /// stratified over the Wasm page (`layout::stratified`, the default sweep) ...
     #[arg(long)]
     one_gear_page: bool,
     /// ... with the fuel meter at every this many of them.
-    #[arg(long, default_value_t = layout::FUEL_STRIDE)]
+    #[arg(long, default_value_t = layout::FUEL_STRIDE, allow_negative_numbers = true, value_parser = super::stride)]
     fuel_stride: usize,
 }
 

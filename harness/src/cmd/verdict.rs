@@ -48,7 +48,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             if rows == 0 {
                 println!(
                     "Minimum effect {} %: better (worse) means cheaper (dearer) by more than that \
-                     at every layout, same within it at every layout.\n",
+                     at every layout, same within it at every layout, noise neither.\n",
                     layout::BAND_PCT
                 );
                 println!(
@@ -59,10 +59,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             }
             let mut pct: Vec<f64> = pairs.iter().copied().map(layout::pct).collect();
             let median = layout::median(&mut pct);
-            let verdict = match Verdict::of_pairs(&pairs, layout::BAND_PCT) {
-                Verdict::Noise => "within layout noise",
-                v => v.name(),
-            };
+            // The report's word for each verdict, here too (docs/verdicts.md).
+            let verdict = Verdict::of_pairs(&pairs, layout::BAND_PCT).name();
             println!(
                 "| {} | {case} | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
                 backend.name(),

@@ -55,16 +55,36 @@ pub struct Metadata {
     pub crates: BTreeMap<String, String>,
     /// `package/variant/build` -> SHA-256 of the `.opt.wasm` measured.
     pub artifacts: BTreeMap<String, String>,
+    /// For results of a program outside the lab (`lab measure --program`, `lab pick`): the
+    /// program and its scenario, which its report names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramSource>,
 }
 
-/// Writes `dir/metadata.json` for the results in `dir`; `root` is the workspace.
-pub fn write(root: &Path, dir: &Path) -> Result<()> {
-    write_for(root, dir, "just compare")
+/// A program outside the lab as its results record it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramSource {
+    /// The crate's directory (absolute).
+    pub crate_dir: String,
+    /// The scenario file (absolute).
+    pub scenario: String,
 }
 
-/// [`write`] for results another recipe regenerates (`recipe`).
-pub fn write_for(root: &Path, dir: &Path, recipe: &str) -> Result<()> {
+/// The metadata in `dir`, if there is a readable one.
+pub fn read(dir: &Path) -> Option<Metadata> {
+    serde_json::from_slice(&std::fs::read(dir.join(FILE)).ok()?).ok()
+}
+
+/// Writes `dir/metadata.json` for the results in `dir`, which `recipe` regenerates (a `just`
+/// recipe, or the `lab measure` command that wrote them); `root` is the workspace.
+pub fn write_for(
+    root: &Path,
+    dir: &Path,
+    recipe: &str,
+    program: Option<&ProgramSource>,
+) -> Result<()> {
     let mut meta = Metadata {
+        program: program.cloned(),
         regenerate_with: recipe.into(),
         date: String::new(),
         results_sha256: results_hash(dir)?,
@@ -147,6 +167,10 @@ fn file_hashes(dir: &Path) -> Result<BTreeMap<String, String>> {
 pub fn verify(dir: &Path) -> Result<()> {
     let path = dir.join(FILE);
     let text = std::fs::read(&path).map_err(|_| {
+        if !dir.join(crate::results::MANIFEST).exists() {
+            // Not results the lab wrote at all: say that, not what is missing from them.
+            return anyhow::anyhow!("{}", crate::results::restore_hint(dir));
+        }
         anyhow::anyhow!(
             "{} is missing: it records every results file's SHA-256, so a file changed since \
              the lab wrote it cannot be told from one it wrote; {}",
@@ -194,6 +218,26 @@ pub fn verify(dir: &Path) -> Result<()> {
         .take(12)
         .map(|(rel, what)| format!("{}: {what}", dir.join(rel).display()))
         .collect();
+    // Files the lab wrote are restored (or regenerated); files it did not are removed.
+    let (added, restore): (Vec<_>, Vec<_>) = wrong
+        .iter()
+        .map(|(rel, _)| (Path::new(rel.as_str()), !meta.files.contains_key(*rel)))
+        .partition(|(_, added)| *added);
+    let mut fix = Vec::new();
+    if !added.is_empty() {
+        fix.push(format!(
+            "remove {}",
+            added
+                .iter()
+                .map(|(rel, _)| dir.join(rel).display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !restore.is_empty() {
+        let rels: Vec<&Path> = restore.iter().map(|(rel, _)| *rel).collect();
+        fix.push(crate::results::restore_files_hint(dir, &rels));
+    }
     bail!(
         "{} from the hashes recorded in {} when they were written:\n  {}\nthe \
          verdicts would be read from them; {}",
@@ -203,7 +247,7 @@ pub fn verify(dir: &Path) -> Result<()> {
         },
         path.display(),
         lines.join("\n  "),
-        crate::results::restore_hint(dir)
+        fix.join("; ")
     )
 }
 

@@ -7,6 +7,7 @@
 //! - [`tables`]: every other table, over every case or one case's rows.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`ship_table`]: the ship verdict's table.
+//! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 //! - [`metadata`]: `results/metadata.json`, what produced the results.
 //! - [`staging`]: a command's outputs reach the real directories all together or not at all.
@@ -17,6 +18,7 @@ pub mod document;
 pub mod inputs;
 pub mod lock;
 pub mod metadata;
+pub mod pick;
 pub mod reproduction;
 pub mod ship_table;
 pub mod staging;

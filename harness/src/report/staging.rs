@@ -41,9 +41,10 @@ pub fn journal_of(workspace: &Path, first: &Path) -> PathBuf {
     stage_of(workspace, first).join("journal")
 }
 
-/// Milliseconds to pause before each file a commit puts in place, from `LAB_COMMIT_PAUSE_MS`:
-/// fault injection, so the kill test (`tests/suite/survival.rs`) can stop a run in the middle
-/// of its commit, which otherwise takes a few milliseconds. Unset, there is no pause.
+/// Milliseconds to pause before each file a commit puts in place, and again between writing
+/// its temporary and renaming it, from `LAB_COMMIT_PAUSE_MS`: fault injection, so the kill
+/// test (`tests/suite/survival.rs`) can stop a run in the middle of its commit, which
+/// otherwise takes a few milliseconds. Unset, there is no pause.
 fn commit_pause() -> Option<std::time::Duration> {
     std::env::var("LAB_COMMIT_PAUSE_MS")
         .ok()?
@@ -221,7 +222,17 @@ fn apply(stage: &Path) -> Result<()> {
                 std::fs::create_dir_all(parent)
                     .with_context(|| format!("cannot create {}", parent.display()))?;
             }
-            crate::results::write_file(&to, &bytes)?;
+            // A fixed temporary name, not the writer's pid: applying the journal again (after
+            // a kill between this write and the rename) writes and renames the very same file,
+            // and then clears any temporary an older writer left beside it.
+            let tmp = crate::results::temp_of(&to, "journal")?;
+            std::fs::write(&tmp, &bytes)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            if let Some(pause) = pause {
+                std::thread::sleep(pause);
+            }
+            std::fs::rename(&tmp, &to).with_context(|| format!("cannot write {}", to.display()))?;
+            crate::results::remove_temps_of(&to)?;
         } else {
             match std::fs::remove_file(&to) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -229,6 +240,7 @@ fn apply(stage: &Path) -> Result<()> {
                 }
                 _ => {}
             }
+            crate::results::remove_temps_of(&to)?;
         }
     }
     // The journal goes first: copies without a journal are only ever cleared.
@@ -460,10 +472,32 @@ mod tests {
         drop(s); // killed here: nothing applied yet
         assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"old");
         assert!(journal.exists() && !images.exists());
+        // What a kill between a temporary's write and its rename leaves: this lab's fixed name
+        // and an older writer's pid-named one, beside a file put and a file removed.
+        let temps = [
+            ".totals.csv.journal.tmp",
+            ".totals.csv.12889.tmp",
+            ".gone.csv.4242.tmp",
+        ];
+        for t in temps {
+            std::fs::write(real.join(t), "half").unwrap();
+        }
+        std::fs::write(
+            real.join(".kept.tmp"),
+            "not a temporary of a journal's file",
+        )
+        .unwrap();
 
         let _reading = crate::report::lock::Lock::read(ws.path(), &real).unwrap();
         assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"new");
         assert!(!real.join("gone.csv").exists());
+        for t in temps {
+            assert!(!real.join(t).exists(), "{t} left behind");
+        }
+        assert!(
+            real.join(".kept.tmp").exists(),
+            "a file the journal does not name"
+        );
         assert_eq!(std::fs::read(images.join("a.png")).unwrap(), b"png");
         assert!(!journal.exists() && !journal.parent().unwrap().exists());
         drop(_reading);

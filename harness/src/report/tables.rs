@@ -72,19 +72,37 @@ pub fn calls(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
     let Some(lead) = crate::results::headline_backend(&inputs.totals) else {
         return out;
     };
-    let _ = writeln!(
-        out,
+    // What the lab knows of its own cases is said only where they are in the table.
+    let cases = crate::report::inputs::cases_on(&inputs.totals, lead);
+    let has = |prefix: &str| cases.iter().any(|c| c.starts_with(prefix));
+    let mut about = format!(
         "Calls the probe build of `{REFERENCE}` recorded on `{lead}`, per message sent \
-         (`init` included). The gstd cases (`ft*`, `nft*`) decode and encode messages on the \
-         stack (gstd 2.0), so they call the allocator only where their state grows; Sails \
-         programs (`vft-stress`, `vnft-stress`, in a run that includes them) decode every call's arguments into owned values (`String`, \
-         `Vec`) and encode every reply and event into a `Vec`, so each message allocates and \
-         frees, as the 2023 study's programs did (~7 calls a message). `failed`: messages the \
-         program refused by throwing (Gear rolls their changes back and still charges their \
-         gas). These counts are of the messages that succeeded: on gtest a failed message's \
-         calls roll back with the probe's records; the wasmtime meter sees them (per message, \
-         `messages.csv`).\n"
+         (`init` included)."
     );
+    if has("ft") || has("nft") {
+        about.push_str(
+            " The gstd cases (`ft*`, `nft*`) decode and encode messages on the stack (gstd 2.0), \
+             so they call the allocator only where their state grows;",
+        );
+        if has("vft-stress") || has("vnft-stress") {
+            about.push_str(
+                " Sails programs (`vft-stress`, `vnft-stress`) decode every call's arguments into \
+                 owned values (`String`, `Vec`) and encode every reply and event into a `Vec`, so \
+                 each message allocates and frees, as the 2023 study's programs did (~7 calls a \
+                 message).",
+            );
+        } else {
+            about.pop();
+            about.push('.');
+        }
+    }
+    about.push_str(
+        " `failed`: messages the program refused by throwing (Gear rolls their changes back and \
+         still charges their gas). These counts are of the messages that succeeded: on gtest a \
+         failed message's calls roll back with the probe's records; the wasmtime meter sees them \
+         (per message, `messages.csv`).",
+    );
+    let _ = writeln!(out, "{about}\n");
     let _ = writeln!(
         out,
         "| case | messages | malloc | calloc | realloc | free | calls per message | allocator share | failed |"

@@ -220,12 +220,24 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
     };
     let (j, lead, cases, picks, variants) = (&m.judged, m.judged.lead, &m.cases, &m.picks, &m.rows);
     let unit = unit_on(&inputs.totals, lead);
+    // What the case pages hold beyond the median: only what was measured.
+    let mut more = vec!["the range"];
+    if !inputs.second.is_empty() {
+        more.push("the second workload");
+    }
+    if j.other.is_some() {
+        more.push("the other backend");
+    }
+    let more = match &more[..] {
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => unreachable!("the range is always there"),
+    };
     let _ = writeln!(
         out,
         "{unit} on `{lead}` against `shipping`, median over the layouts, and the verdict; ✔: the \
          variant the rule recommends for the case. Rows by the geometric mean of their medians \
-         (as ratios); each case's page has the range, the second workload and \
-         the other backend.\n"
+         (as ratios); each case's page has {more}.\n"
     );
     let header: Vec<String> = cases
         .iter()
@@ -391,10 +403,17 @@ pub fn verdict_table(inputs: &Inputs) -> String {
 /// target ([`layout::Standing`]); empty without a sweep of it and shipping on every case.
 pub fn standing(inputs: &Inputs) -> Option<(String, layout::Standing)> {
     let lead = crate::results::headline_backend(&inputs.totals)?;
+    // The design is judged on the lab's cases only: a program from outside the registry was
+    // never split into designed-on and held out (an outside program's report has no design
+    // section).
     let cases: Vec<(&str, bool)> = cases_on(&inputs.totals, lead)
         .into_iter()
+        .filter(|c| crate::run::scenario::CASES.iter().any(|k| k.id == *c))
         .map(|c| (c, crate::run::scenario::held_out(c)))
         .collect();
+    if cases.is_empty() {
+        return None;
+    }
     let summaries = layout::summarise(&inputs.layouts);
     Some((lead.to_owned(), layout::standing(&summaries, lead, &cases)?))
 }

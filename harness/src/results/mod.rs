@@ -12,7 +12,8 @@ use std::path::Path;
 mod files;
 
 pub use files::{
-    keep_compressed_in, merge, read_csv, restore_hint, write_csv, write_file, ZSTD_LEVEL,
+    keep_compressed_in, merge, read_csv, remove_temps_of, restore_files_hint, restore_hint,
+    temp_of, write_csv, write_file, ZSTD_LEVEL,
 };
 
 /// Code size of one variant's build of a package.

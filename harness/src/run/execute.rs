@@ -122,15 +122,33 @@ fn check_sent(scenario: &Scenario, index: usize, step: &Step, outcome: &Outcome)
             each.join("; ")
         }
     };
+    // Sails events go to the zero address; a scenario's `events` can list nothing else. A
+    // message that also sends to a user needs `sends`, which lists both.
+    let event = |m: &Sent| m.destination == [0; 32];
+    let hint = if expected.iter().all(event) && got.iter().any(|m| !event(m)) {
+        "; it also sent to a user, which `events` cannot list: list everything the message \
+         sends, events and messages to users, in `sends` (docs/your-program.md)"
+    } else {
+        ""
+    };
     bail!(
-        "case `{}`, message {index}: expected it to send {}, it sent {}",
+        "case `{}`, message {index}: expected it to send {}, it sent {}{hint}",
         scenario.case,
         show(expected),
         show(got)
     );
 }
 
-fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) -> Result<()> {
+fn check(
+    scenario: &Scenario,
+    index: usize,
+    expect: &Expect,
+    reads: Option<&crate::run::scenario::ReplyText>,
+    outcome: &Outcome,
+) -> Result<()> {
+    // A reply as the value it encodes where the step can read it (a Sails call, through the
+    // IDL), else as hex.
+    let value = |bytes: &[u8], failed: bool| reads.and_then(|r| (r.0)(bytes, failed));
     let ok = match expect {
         Expect::Reply(bytes) => !outcome.failed && &outcome.reply == bytes,
         Expect::Success => !outcome.failed,
@@ -138,23 +156,28 @@ fn check(scenario: &Scenario, index: usize, expect: &Expect, outcome: &Outcome) 
         Expect::FailureWith(bytes) => outcome.failed && &outcome.reply == bytes,
     };
     if !ok {
-        let got = if outcome.failed {
+        let got = match (outcome.failed, value(&outcome.reply, outcome.failed)) {
+            (true, Some(error)) => format!("a failed execution with error {error}"),
             // Gear's error reply to a panic is the panic message: show it as the text it is.
-            format!(
+            (true, None) => format!(
                 "a failed execution (the program panicked: {:?})",
                 String::from_utf8_lossy(&outcome.reply)
-            )
-        } else {
-            format!("success with reply 0x{}", hex(&outcome.reply))
+            ),
+            (false, Some(reply)) => format!("success with reply {reply}"),
+            (false, None) => format!("success with reply 0x{}", hex(&outcome.reply)),
+        };
+        let shown = |bytes: &[u8], failed: bool| {
+            value(bytes, failed).unwrap_or_else(|| format!("0x{}", hex(bytes)))
         };
         bail!(
             "case `{}`, message {index}: expected {}, got {got}",
             scenario.case,
             match expect {
-                Expect::Reply(b) => format!("reply 0x{}", hex(b)),
+                Expect::Reply(b) => format!("reply {}", shown(b, false)),
                 Expect::Success => "a successful execution".to_owned(),
                 Expect::Failure => "a failed execution".to_owned(),
-                Expect::FailureWith(b) => format!("a failed execution with error 0x{}", hex(b)),
+                Expect::FailureWith(b) =>
+                    format!("a failed execution with error {}", shown(b, true)),
             },
         );
     }
@@ -289,7 +312,7 @@ fn run_checked(
     }];
     for (i, step) in scenario.steps.iter().enumerate() {
         let outcome = backend.send(program, step.from, &step.payload)?;
-        if let Err(why) = check(scenario, i + 1, &step.expect, &outcome)
+        if let Err(why) = check(scenario, i + 1, &step.expect, step.reads.as_ref(), &outcome)
             .and_then(|()| check_sent(scenario, i + 1, step, &outcome))
         {
             on_wrong(i + 1, why)?;
@@ -372,7 +395,7 @@ mod tests {
             pages: None,
             ops: Vec::new(),
         };
-        let err = check(&scenario(), 2, &Expect::Success, &outcome)
+        let err = check(&scenario(), 2, &Expect::Success, None, &outcome)
             .unwrap_err()
             .to_string();
         assert!(
@@ -384,10 +407,65 @@ mod tests {
             reply: vec![1, 2],
             ..outcome
         };
-        let err = check(&scenario(), 2, &Expect::Failure, &ok)
+        let err = check(&scenario(), 2, &Expect::Failure, None, &ok)
             .unwrap_err()
             .to_string();
         assert!(err.ends_with("got success with reply 0x0102"), "{err}");
+    }
+
+    /// Where a step can read its replies (a Sails call, through the IDL), a wrong reply is
+    /// shown as the values on both sides, not as hex; bytes it cannot read stay hex.
+    #[test]
+    fn a_wrong_reply_is_shown_as_values_where_the_step_reads_them() {
+        let reads = crate::run::scenario::ReplyText(std::sync::Arc::new(|bytes, failed| {
+            match (bytes, failed) {
+                ([0], false) => Some("None".to_owned()),
+                ([1, 7], false) => Some(r#"Some(("Where shall the lab meet?", 7))"#.to_owned()),
+                ([2], true) => Some("SoldOut".to_owned()),
+                _ => None,
+            }
+        }));
+        let outcome = Outcome {
+            reply: vec![1, 7],
+            sent: None,
+            failed: false,
+            cost: 1,
+            pages: None,
+            ops: Vec::new(),
+        };
+        let err = check(
+            &scenario(),
+            4,
+            &Expect::Reply(vec![0]),
+            Some(&reads),
+            &outcome,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.ends_with(
+                r#"expected reply None, got success with reply Some(("Where shall the lab meet?", 7))"#
+            ),
+            "{err}"
+        );
+        let thrown = Outcome {
+            reply: vec![2],
+            failed: true,
+            ..outcome.clone()
+        };
+        let err = check(
+            &scenario(),
+            4,
+            &Expect::Reply(vec![9]),
+            Some(&reads),
+            &thrown,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.ends_with("expected reply 0x09, got a failed execution with error SoldOut"),
+            "{err}"
+        );
     }
 
     /// Every expectation can fail: a reply other than the one expected (a `None` expected and
@@ -405,8 +483,8 @@ mod tests {
             pages: None,
             ops: Vec::new(),
         };
-        assert!(check(&scenario(), 1, &Expect::Reply(vec![0]), &outcome).is_err());
-        assert!(check(&scenario(), 1, &Expect::Reply(vec![1, 7]), &outcome).is_ok());
+        assert!(check(&scenario(), 1, &Expect::Reply(vec![0]), None, &outcome).is_err());
+        assert!(check(&scenario(), 1, &Expect::Reply(vec![1, 7]), None, &outcome).is_ok());
         let to_user = Sent {
             destination: gstd::ActorId::from(42u64).into_bytes(),
             payload: vec![5],
@@ -416,6 +494,7 @@ mod tests {
             payload: Vec::new(),
             expect: Expect::Success,
             sent,
+            reads: None,
         };
         let event = outcome.sent.clone().unwrap();
         let with_user = [event.clone(), vec![to_user.clone()]].concat();
@@ -431,7 +510,24 @@ mod tests {
             sent: Some(with_user),
             ..outcome.clone()
         };
-        assert!(check_sent(&scenario(), 1, &step(Some(event)), &sent_more).is_err());
+        // Events expected, events and a message to a user sent: the way to say it is named.
+        let err = check_sent(&scenario(), 1, &step(Some(event.clone())), &sent_more)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("it also sent to a user, which `events` cannot list")
+                && err.contains("in `sends`"),
+            "{err}"
+        );
+        // Not where the expected list names users itself (it came from `sends`).
+        let other_user = Sent {
+            destination: gstd::ActorId::from(43u64).into_bytes(),
+            payload: vec![5],
+        };
+        let err = check_sent(&scenario(), 1, &step(Some(vec![other_user])), &sent_more)
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("`events` cannot list"), "{err}");
         assert!(check_sent(&scenario(), 1, &step(None), &sent_more).is_ok());
     }
 }

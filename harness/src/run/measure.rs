@@ -81,9 +81,13 @@ impl Builds {
             };
             log(&format!("building {package} for {}", req.config()));
             let artifact = build(ws, req)?;
+            let info = artifact.inspect()?;
+            if !probe && !req.is_twin() {
+                entry_points(package, external, &info)?;
+            }
             // Probe builds (and their twins) answer state reads; without the export the
             // galloc patch is not in effect and every figure would be Gear's own allocator's.
-            let has_state = artifact.inspect()?.exports.iter().any(|e| e == "state");
+            let has_state = info.exports.iter().any(|e| e == "state");
             if (probe || req.is_twin()) != has_state {
                 bail!(
                     "{package} ({}) {} a `state` export: is `[patch.crates-io] galloc` in the \
@@ -94,8 +98,10 @@ impl Builds {
             }
             Ok(artifact)
         };
-        let probe = get(true, extra_features)?;
+        // The plain build first: its exports say, in one line, whether the probe build can be
+        // made at all (a program of its own `state` cannot have the probe's).
         let plain = get(false, extra_features)?;
+        let probe = get(true, extra_features)?;
         let twin = get(false, &twin_features)?;
         // Equal by construction (the twin holds the probe's records): checked, because the
         // validation means nothing if the two builds' statics differ.
@@ -492,4 +498,98 @@ pub fn overheads_of(row: &ValidationRow) -> Overheads {
             row.overhead_free,
         ],
     )
+}
+
+/// Checks the entry points of a plain build (as Gear receives it, post-processed): the ones
+/// Gear accepts, and no `state` of the program's own, which the probe build would define a
+/// second time (its records are read through `state`): caught here, in one line naming the
+/// export, instead of minutes later as a link error that points at galloc.
+fn entry_points(
+    package: &str,
+    external: Option<&crate::build::external::Program>,
+    info: &crate::build::wasm::WasmInfo,
+) -> Result<()> {
+    let who = match external {
+        Some(p) => format!("{package} ({})", p.manifest.display()),
+        None => package.to_owned(),
+    };
+    if info.function_exports.iter().any(|e| e == "state") {
+        bail!(
+            "{who} exports `state` (a gmeta-era state query, in whatever form: `#[no_mangle] \
+             extern fn state()`, `extern \"C\"`, `export_name`): the lab reads its probe's \
+             records through Gear's `state` entry point, so the probe build cannot be made; \
+             measure a copy without that export (gstd 2.0 programs answer queries through \
+             `handle`)"
+        );
+    }
+    let allowed = gear_core::code::ALLOWED_EXPORTS;
+    if let Some(e) = info
+        .function_exports
+        .iter()
+        .find(|e| !allowed.contains(&e.as_str()))
+    {
+        bail!(
+            "{who} exports `{e}`, which Gear refuses (a program's exported functions are only {}): \
+             remove its `#[no_mangle]` or `export_name`",
+            allowed.join(", ")
+        );
+    }
+    let required = gear_core::code::REQUIRED_EXPORTS;
+    if !info
+        .function_exports
+        .iter()
+        .any(|e| required.contains(&e.as_str()))
+    {
+        bail!(
+            "{who} exports neither {}: Gear refuses a program without an entry point; is it a \
+             gstd or Sails program (`gstd::main`/`#[program]`, or `extern \"C\" fn init`)?",
+            required.join(" nor ")
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::wasm::WasmInfo;
+
+    fn exporting(names: &[&str]) -> WasmInfo {
+        WasmInfo {
+            function_exports: names.iter().map(|n| (*n).to_owned()).collect(),
+            ..WasmInfo::default()
+        }
+    }
+
+    /// A plain build's entry points, as Gear receives it: `state` of the program's own (in any
+    /// spelling it is one export), a function Gear refuses, or no entry point at all is one
+    /// line naming it and what to do; Gear's own set passes.
+    #[test]
+    fn entry_points_gear_refuses_or_the_probe_needs_are_named() {
+        let ok = exporting(&[
+            "init",
+            "handle",
+            "handle_reply",
+            "handle_signal",
+            "metahash",
+        ]);
+        assert!(entry_points("p", None, &ok).is_ok());
+        for (names, expect) in [
+            (
+                &["init", "handle", "state"][..],
+                "p exports `state` (a gmeta-era state query",
+            ),
+            (
+                &["init", "handle", "debug_dump"][..],
+                "p exports `debug_dump`, which Gear refuses",
+            ),
+            (&["handle_reply"][..], "p exports neither init nor handle"),
+        ] {
+            let err = entry_points("p", None, &exporting(names))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(expect), "{err}");
+            assert!(!err.contains('\n'), "one line: {err}");
+        }
+    }
 }

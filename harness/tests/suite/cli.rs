@@ -581,51 +581,6 @@ fn pick_mistakes_are_named() {
     assert!(!ok && err.contains("missing.json"), "{err}");
 }
 
-/// A gmeta-era program that exports `state` is refused before anything is built, with the file
-/// and line of the export, and nothing is written.
-#[test]
-fn a_program_exporting_state_is_refused_before_any_build() {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("old-token");
-    std::fs::create_dir_all(krate.join("src/meta")).unwrap();
-    std::fs::write(
-        krate.join("Cargo.toml"),
-        "[package]\nname = \"old-token\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    )
-    .unwrap();
-    std::fs::write(krate.join("src/lib.rs"), "#![no_std]\nmod meta;\n").unwrap();
-    std::fs::write(
-        krate.join("src/meta/mod.rs"),
-        "// the query\n#[no_mangle]\nextern \"C\" fn state() {}\n",
-    )
-    .unwrap();
-    std::fs::write(krate.join("old-token.json"), "{}").unwrap();
-    let out = dir.path().join("out");
-    for command in ["pick", "measure"] {
-        let (program, scenario) = (krate.to_str().unwrap(), krate.join("old-token.json"));
-        let scenario = scenario.to_str().unwrap();
-        let args: Vec<&str> = match command {
-            "pick" => vec!["pick", program, scenario, "--out", out.to_str().unwrap()],
-            _ => vec![
-                "measure",
-                "--program",
-                program,
-                "--scenario",
-                scenario,
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        };
-        let (ok, err) = lab(&args);
-        assert!(!ok, "{command}");
-        assert!(
-            err.contains("src/meta/mod.rs:3 exports `state`") && err.contains("Nothing was built"),
-            "{command}: {err}"
-        );
-        assert!(!out.exists(), "{command} wrote {}", out.display());
-    }
-}
-
 /// A reproduction is refused where candidates are measured, naming the command that measures
 /// it; a candidate is refused by `lab reproduce`, naming the reproductions.
 #[test]

@@ -2,6 +2,8 @@
 //! wasmtime, so six of them cost six links and six times the disk.
 
 mod allocations;
+mod arguments;
+mod authors_crate;
 // Named to come early: libtest starts tests in name order. Every default case on every variant
 // (70 builds, ~7 min of a clean CI run) was one test named `scenarios`, started last and run
 // alone while the other test thread sat idle; now one test per case, started first.

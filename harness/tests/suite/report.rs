@@ -3,7 +3,7 @@
 //! hand, and no results file changed without it.
 
 use galloc_lab::build::workspace::Workspace;
-use galloc_lab::report::document::render;
+use galloc_lab::report::document::{render, About};
 use galloc_lab::report::inputs::Inputs;
 
 #[test]
@@ -17,13 +17,21 @@ fn committed_report_is_rendered_from_committed_results() {
         .join(galloc_lab::results::MANIFEST)
         .exists()
         .then(|| galloc_lab::analyse::ship::from_results(&dir, &corpus).unwrap());
-    let rendered = render(&Inputs::read(&dir).unwrap(), "../images", ship.as_ref());
+    let about = |d: &std::path::Path| About::of(ws.root(), d, None);
+    let rendered = render(
+        &Inputs::read(&dir).unwrap(),
+        "../images",
+        ship.as_ref(),
+        &about(&dir),
+    );
     if let Some(file) = rendered.differs_from(&dir) {
         panic!("results/{file} differs from what results/*.csv render to; run `just report`");
     }
     // The corpus's report, likewise (its charts in its own images/).
     let corpus_inputs = Inputs::read(&corpus).unwrap();
-    if let Some(file) = render(&corpus_inputs, "images", None).differs_from(&corpus) {
+    if let Some(file) =
+        render(&corpus_inputs, "images", None, &about(&corpus)).differs_from(&corpus)
+    {
         panic!(
             "results/corpus/{file} differs from what results/corpus/*.csv render to; run `just corpus`"
         );

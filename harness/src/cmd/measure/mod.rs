@@ -18,9 +18,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod jobs;
+mod size;
+mod source;
 mod write;
 
 use jobs::{Job, Ran};
+use size::{Pace, RunSize};
+use source::Source;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -57,7 +61,7 @@ pub struct Args {
     /// Heap layouts to run each case's plain build at, stratified over the 64 KiB Wasm page and
     /// each 16 KiB Gear page in it (docs/verdicts.md, "Verdicts across heap layouts"); 1 runs the linker's
     /// layout alone, as the gate does. `results/` always holds every case at 16.
-    #[arg(long, default_value_t = galloc_lab::analyse::layout::POINTS)]
+    #[arg(long, default_value_t = galloc_lab::analyse::layout::POINTS, allow_negative_numbers = true, value_parser = crate::cmd::layouts)]
     layouts: u32,
     /// Spread the `--layouts` points evenly over one Gear page instead (the sweep the lab ran
     /// before, kept to compare with). Needs `--out`.
@@ -65,11 +69,11 @@ pub struct Args {
     one_gear_page: bool,
     /// The fuel meter runs every this many of the points (docs/verdicts.md, "Is the sweep enough?").
     /// Needs `--out` unless it is the default.
-    #[arg(long, default_value_t = galloc_lab::analyse::layout::FUEL_STRIDE)]
+    #[arg(long, default_value_t = galloc_lab::analyse::layout::FUEL_STRIDE, allow_negative_numbers = true, value_parser = crate::cmd::stride)]
     fuel_stride: usize,
     /// Instead of `--layouts`: a layout every this many bytes over the 64 KiB Wasm page (1024
     /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
-    #[arg(long, conflicts_with = "layouts")]
+    #[arg(long, conflicts_with = "layouts", allow_negative_numbers = true, value_parser = crate::cmd::count)]
     layout_step: Option<u32>,
     /// Skip the cases' second workloads (docs/verdicts.md, "A second workload"), as the dense grid of
     /// `just sweep-check` does. Needs `--out`: `results/` holds them for every pair.
@@ -127,6 +131,8 @@ pub(super) struct Sending<'a> {
     pub seconds: &'a [Option<(scenario::Workload, Scenario)>],
     pub second_prints: &'a [Option<Fingerprint>],
     pub second_on: &'a BTreeMap<BackendKind, Vec<u32>>,
+    /// What the report and the metadata say wrote the results.
+    pub source: Source,
 }
 
 /// Everything measured in this run, by (backend, case, variant): the runs at the linker's
@@ -247,7 +253,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 
     // The results this run adds to must be whole and readable now, not after minutes of
     // building and running: they are merged with its rows at the end.
-    let has_files = std::fs::read_dir(&out).is_ok_and(|mut d| d.next().is_some());
+    let has_files = check_out(ws, &out)?;
     if has_files && !whole {
         let full = std::path::absolute(&out).ok() == Some(ws.results_dir());
         super::read_results(ws, &out, full).with_context(|| {
@@ -371,6 +377,20 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         jobs: &jobs,
         workers,
     };
+    let pace = Pace::at(ws);
+    let size = RunSize {
+        builds: order.len() * (3 + points),
+        runs: jobs
+            .iter()
+            .map(|j| if j.3 == Job::Case { 3 } else { 1 })
+            .sum(),
+        messages: total_messages,
+        estimate: pace.read().map(|per_job| per_job * jobs.len() as f64),
+    };
+    if size.is_large() {
+        eprintln!("{size}");
+    }
+    let started = std::time::Instant::now();
     let (builds, mut done, reused, ran) = match jobs::execute(&work) {
         Ok(done) => done,
         Err(e) => {
@@ -378,6 +398,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             return Err(e);
         }
     };
+    if ran > 0 {
+        // Only a guide for the next run's estimate: a pace that cannot be kept is not an error.
+        let _ = pace.write(started.elapsed().as_secs_f64() / ran as f64);
+    }
     let mut measured: Measured = BTreeMap::new();
     for (backend, ci, vi, job) in jobs.iter().copied().filter(|j| j.3 == Job::Case) {
         let (s, v) = (&scenarios[ci], variants[vi]);
@@ -435,6 +459,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         seconds: &seconds,
         second_prints: &second_prints,
         second_on: &second_on,
+        source: Source::of(&args, &out, external.as_ref())?,
     };
     let digest = write::digest_of(
         ws,
@@ -486,9 +511,44 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     ))?;
     staged.commit()?;
     written.record(&digest)?;
+    eprintln!("{}", report.wrote);
+    let report = report.inputs;
     println!("{}", galloc_lab::report::verdicts::verdicts(&report));
     println!("Full report: {}", out.join("README.md").display());
     Ok(())
+}
+
+/// `--out` must be a directory the lab wrote, or an empty or new one: checked before anything
+/// is built, since only the commit at the end would find out otherwise (a file there made the
+/// commit fail after the whole run, leaving a journal that could never be applied). Returns
+/// whether it holds files.
+fn check_out(ws: &Workspace, out: &Path) -> Result<bool> {
+    if out.exists() && !out.is_dir() {
+        bail!(
+            "--out {}: this is a file, not a directory; the lab writes a directory of results \
+             (CSVs, README.md, images/). Nothing was built: give a new or empty directory, or \
+             one a `lab measure --out` wrote",
+            out.display()
+        );
+    }
+    if !std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        return Ok(false);
+    }
+    let abs = std::path::absolute(out)
+        .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
+    // A commit a killed run left unfinished there is applied first (under the lock), so a
+    // directory the lab was writing is seen as what it wrote.
+    drop(galloc_lab::report::lock::Lock::read(ws.root(), &abs)?);
+    if !abs.join(MANIFEST).is_file() && !abs.join(galloc_lab::report::metadata::FILE).is_file() {
+        bail!(
+            "--out {}: it holds files but no lab results (no {MANIFEST} or {}), so it is not a \
+             directory the lab wrote, and its files would be mixed with the run's. Nothing was \
+             built: give a new or empty directory",
+            out.display(),
+            galloc_lab::report::metadata::FILE
+        );
+    }
+    Ok(true)
 }
 
 /// Extra allocator features must be real non-variant features, and their results must not

@@ -36,7 +36,10 @@ pub(super) fn digest_of(
     builds: &BTreeMap<(&str, &str), Builds>,
     (whole, features): (bool, &str),
 ) -> Result<String> {
-    let mut parts = vec![format!("whole {whole}, features {features}")];
+    let mut parts = vec![
+        format!("whole {whole}, features {features}"),
+        format!("{:?}", sending.source),
+    ];
     for &(backend, ci, vi, point) in jobs {
         let (s, v) = (&sending.scenarios[ci], variants[vi]);
         let b = &builds[&(s.package, v.id)];
@@ -73,7 +76,7 @@ pub(super) fn write_all(
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
     sending: &Sending,
-) -> Result<galloc_lab::report::inputs::Inputs> {
+) -> Result<crate::cmd::report::Published> {
     let dir = staged.dir.clone();
     for &backend in backends {
         write_backend(&dir, backend, measured, builds, sending.seconds)?;
@@ -92,7 +95,9 @@ pub(super) fn write_all(
         (r.backend.clone(), key(&r.case, &r.variant))
     })?;
     write_csv(&dir.join(MANIFEST), &manifest)?;
-    crate::cmd::report::publish(ws, &dir, &staged.images, out)
+    let source = &sending.source;
+    let given = (source.command(&manifest), source.program.clone());
+    crate::cmd::report::publish(ws, &dir, &staged.images, out, Some(given))
 }
 
 /// One backend's files: `results/<backend>/*.csv`, its per-message rows

@@ -215,10 +215,11 @@ impl Scenario {
         } else {
             parse_lines(&text).with_context(|| format!("in {}", path.display()))?
         };
+        // Shared with each call's step, which reads its replies back through it.
         let idl = match &file.idl {
-            Some(idl) => Some(Idl::read(
+            Some(idl) => Some(std::sync::Arc::new(Idl::read(
                 &path.parent().unwrap_or(Path::new(".")).join(idl),
-            )?),
+            )?)),
             None => None,
         };
         let mut steps = Vec::with_capacity(file.messages.len());
@@ -289,11 +290,12 @@ fn hex_step(m: &Message, what: &str) -> Result<Step> {
         payload: unhex(payload, what)?,
         expect,
         sent: expected_sends(m, None, failing).with_context(|| what.to_owned())?,
+        reads: None,
     })
 }
 
 /// A Sails call by name: its payload, reply or thrown error, and events from the IDL.
-fn sails_step(idl: &Idl, call: &str, m: &Message) -> Result<Step> {
+fn sails_step(idl: &std::sync::Arc<Idl>, call: &str, m: &Message) -> Result<Step> {
     if m.payload.is_some() || m.reply.is_some() {
         bail!("give a `call` or a `payload`, not both (and `returns`, not `reply`)");
     }
@@ -313,7 +315,15 @@ fn sails_step(idl: &Idl, call: &str, m: &Message) -> Result<Step> {
         payload: method.call(&m.args)?,
         expect,
         sent: expected_sends(m, Some(&method), failing)?,
+        reads: Some(reads(idl.clone(), call.to_owned())),
     })
+}
+
+/// A call's replies read through the IDL, for messages.
+fn reads(idl: std::sync::Arc<Idl>, call: String) -> crate::run::scenario::ReplyText {
+    crate::run::scenario::ReplyText(std::sync::Arc::new(move |bytes, failed| {
+        idl.method(&call).ok()?.describe_reply(bytes, failed)
+    }))
 }
 
 /// The text form: `init HEX` first (optional), then `HEX` or `HEX => HEX|fail` per line.

@@ -47,6 +47,24 @@ pub struct Step {
     /// The messages it must send (events), exactly and in order, where the backend sees them;
     /// `None` leaves them unchecked (scenario files that list none).
     pub sent: Option<Vec<Sent>>,
+    /// How its replies read as values, for the message when one is not what was expected (a
+    /// Sails call's, through the IDL); `None`: shown as hex.
+    pub reads: Option<ReplyText>,
+}
+
+/// A reply's bytes (and whether the message failed) as the value they encode, or `None`.
+pub type ReadReply = dyn Fn(&[u8], bool) -> Option<String> + Send + Sync;
+
+/// How a step's replies read as values ([`ReadReply`]), shared by the step's copies.
+#[derive(Clone)]
+pub struct ReplyText(pub std::sync::Arc<ReadReply>);
+
+impl std::fmt::Debug for ReplyText {
+    /// Nothing of the function: a scenario's `Debug` text is its fingerprint in the run cache,
+    /// and how replies are shown changes no run.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplyText")
+    }
 }
 
 impl Step {
@@ -63,6 +81,7 @@ impl Step {
             payload,
             expect: Expect::Reply(reply.encode()),
             sent: Some(Vec::new()),
+            reads: None,
         }
     }
 }

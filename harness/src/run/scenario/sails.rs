@@ -137,6 +137,7 @@ pub fn step<V: Encode + 'static>(
         payload,
         expect,
         sent: Some(sent),
+        reads: None,
     })
 }
 

@@ -81,6 +81,7 @@ impl Script {
             payload,
             expect: Expect::Reply(vec![0; 8]),
             sent: Some(Vec::new()),
+            reads: None,
         });
     }
 

@@ -187,18 +187,30 @@ impl<'a> Scope<'a> {
         out: &mut Vec<u8>,
         what: &str,
     ) -> Result<()> {
+        let (ty, inner) = self
+            .resolve(name, generics)
+            .with_context(|| what.to_owned())?;
+        match &ty.def {
+            TypeDef::Struct(def) => inner.encode_struct(def, v, out, what),
+            TypeDef::Enum(def) => inner.encode_enum(name, def, v, out, what),
+            TypeDef::Alias(alias) => inner.encode(&alias.target, v, out, what),
+        }
+    }
+
+    /// The type declared as `name`, and the scope inside it: its generic parameters bound to
+    /// `generics` as they resolve here.
+    pub(super) fn resolve(&self, name: &str, generics: &[TypeDecl]) -> Result<(&'a Type, Self)> {
         let ty = self
             .idl
             .named(self.types, name)
-            .with_context(|| format!("{what}: the IDL declares no type `{name}`"))?;
+            .with_context(|| format!("the IDL declares no type `{name}`"))?;
         if ty.type_params.len() != generics.len() {
             bail!(
-                "{what}: `{name}` takes {} generic(s), {} given",
+                "`{name}` takes {} generic(s), {} given",
                 ty.type_params.len(),
                 generics.len()
             );
         }
-        // Bind the parameters to the arguments as they resolve here.
         let mut inner = self.clone();
         for (param, arg) in ty.type_params.iter().zip(generics) {
             let arg = match arg {
@@ -209,11 +221,12 @@ impl<'a> Scope<'a> {
             };
             inner.generics.insert(param.name.clone(), arg);
         }
-        match &ty.def {
-            TypeDef::Struct(def) => inner.encode_struct(def, v, out, what),
-            TypeDef::Enum(def) => inner.encode_enum(name, def, v, out, what),
-            TypeDef::Alias(alias) => inner.encode(&alias.target, v, out, what),
-        }
+        Ok((ty, inner))
+    }
+
+    /// What the generic parameter `name` is bound to here.
+    pub(super) fn bound(&self, name: &str) -> Option<TypeDecl> {
+        self.generics.get(name).cloned()
     }
 
     /// Fields by name from an object, unnamed ones from an array (or the value alone for one).

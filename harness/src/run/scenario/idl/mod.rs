@@ -21,6 +21,7 @@ use serde_json::Value;
 use std::path::Path;
 
 mod json;
+mod text;
 
 pub(crate) use json::variant_of;
 use json::Scope;
@@ -244,6 +245,23 @@ impl Method<'_> {
         Ok(bytes)
     }
 
+    /// A reply to this call read as the value it encodes, for messages: the return value (for
+    /// a failed call, the thrown error) by its IDL type after the header; `None` for bytes
+    /// that are not one.
+    pub fn describe_reply(&self, bytes: &[u8], failed: bool) -> Option<String> {
+        if !failed && self.func.returns_void() {
+            return bytes.is_empty().then(|| "()".to_owned());
+        }
+        let ty = if failed {
+            self.func.throws.as_ref()?
+        } else {
+            &self.func.output
+        };
+        let mut rest = bytes.strip_prefix(self.framed(self.func.entry_id).as_slice())?;
+        let text = self.scope().decode(ty, &mut rest).ok()?;
+        rest.is_empty().then_some(text)
+    }
+
     /// The message the service sends for `event` (`{"Name": fields}` or `"Name"`): to the
     /// zero address, the header with the event's entry id, then its fields.
     pub fn event(&self, event: &Value) -> Result<Sent> {
@@ -310,6 +328,7 @@ service Shop {
         Buy(item: Item, count: u32, note: Option<String>) -> u64 throws ShopError;
         Peek(tags: [u8], pair: (bool, i16)) -> [u8; 2];
         Reset();
+        Zoom(who: ActorId) -> Option<(String, [u8], Item, ActorId)>;
     }
     types {
         struct Item {
@@ -342,6 +361,60 @@ program Shop {
 
     fn header(method: &Method, entry: u16) -> Vec<u8> {
         SailsMessageHeader::v1(method.interface, entry, 1).to_bytes()
+    }
+
+    /// A reply reads back as the Rust value it encodes (strings quoted, bytes as hex, enum
+    /// variants and struct fields by name, a scenario's user by number, any other id as hex),
+    /// a thrown error too; bytes that are not the call's reply read as nothing.
+    #[test]
+    fn replies_read_back_as_their_rust_values() {
+        let idl = Idl::parse(IDL, "shop.idl").unwrap();
+        let zoom = idl.method("Shop/Zoom").unwrap();
+        let item = json!({"id": 7, "kind": {"Other": {"label": "lab"}}});
+        let stranger = format!("0x{}", "ab".repeat(32));
+        let reply = zoom
+            .reply(&json!(["Where shall the lab meet?", "0x0102", item, 3]))
+            .unwrap();
+        assert_eq!(
+            zoom.describe_reply(&reply, false).unwrap(),
+            r#"Some(("Where shall the lab meet?", 0x0102, Item { id: 7, kind: Other { label: "lab" } }, user 3))"#
+        );
+        let other = zoom
+            .reply(&json!(["", [], {"id": 1, "kind": {"Tool": 4}}, stranger]))
+            .unwrap();
+        assert_eq!(
+            zoom.describe_reply(&other, false).unwrap(),
+            format!(r#"Some(("", 0x, Item {{ id: 1, kind: Tool(4) }}, {stranger}))"#)
+        );
+        assert_eq!(
+            zoom.describe_reply(&zoom.reply(&json!(null)).unwrap(), false)
+                .unwrap(),
+            "None"
+        );
+        let buy = idl.method("Shop/Buy").unwrap();
+        let thrown = buy.thrown(&json!({"TooMany": 4})).unwrap();
+        assert_eq!(buy.describe_reply(&thrown, true).unwrap(), "TooMany(4)");
+        assert_eq!(
+            buy.describe_reply(&buy.thrown(&json!("SoldOut")).unwrap(), true)
+                .unwrap(),
+            "SoldOut"
+        );
+        assert_eq!(
+            buy.describe_reply(&buy.reply(&json!(5)).unwrap(), false)
+                .unwrap(),
+            "5"
+        );
+        // Another method's header, a byte too many, a panic's text: not this call's reply.
+        assert_eq!(
+            zoom.describe_reply(&buy.reply(&json!(5)).unwrap(), false),
+            None
+        );
+        let mut longer = buy.reply(&json!(5)).unwrap();
+        longer.push(0);
+        assert_eq!(buy.describe_reply(&longer, false), None);
+        assert_eq!(buy.describe_reply(b"panicked with 'x'", true), None);
+        let reset = idl.method("Shop/Reset").unwrap();
+        assert_eq!(reset.describe_reply(&[], false).unwrap(), "()");
     }
 
     /// Each value is encoded as the Rust value it stands for would be: entry ids in the

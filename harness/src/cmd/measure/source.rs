@@ -1,0 +1,104 @@
+//! What writes a results directory, as its report and metadata say it: the `lab measure`
+//! command that regenerates it and the outside program it measures.
+
+use super::Args;
+use anyhow::{Context, Result};
+use galloc_lab::build::external::Program;
+use galloc_lab::results::MeasuredRow;
+use galloc_lab::run::backend::BackendKind;
+use galloc_lab::run::scenario;
+use std::path::Path;
+
+/// What writes a results directory, as its report and metadata say: the outside program it
+/// measures, if any, and this run's options but the selection, which [`Source::command`] takes
+/// from the directory's manifest.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub program: Option<galloc_lab::report::metadata::ProgramSource>,
+    /// The layout options, as given (empty for the defaults).
+    options: String,
+    /// The results directory, absolute.
+    out: String,
+}
+
+impl Source {
+    pub fn of(args: &Args, out: &Path, external: Option<&Program>) -> Result<Source> {
+        let abs = |p: &Path| -> Result<String> {
+            Ok(std::path::absolute(p)
+                .with_context(|| format!("{}: cannot resolve", p.display()))?
+                .display()
+                .to_string())
+        };
+        let program = match (external, &args.scenario) {
+            (Some(program), Some(scenario)) => Some(galloc_lab::report::metadata::ProgramSource {
+                crate_dir: program
+                    .manifest
+                    .parent()
+                    .map_or_else(|| abs(&program.manifest), abs)?,
+                scenario: abs(scenario)?,
+            }),
+            _ => None,
+        };
+        let mut options = String::new();
+        match args.layout_step {
+            Some(step) => options.push_str(&format!(" --layout-step {step}")),
+            None if args.layouts != galloc_lab::analyse::layout::POINTS => {
+                options.push_str(&format!(" --layouts {}", args.layouts))
+            }
+            None => {}
+        }
+        if args.one_gear_page {
+            options.push_str(" --one-gear-page");
+        }
+        if args.fuel_stride != galloc_lab::analyse::layout::FUEL_STRIDE {
+            options.push_str(&format!(" --fuel-stride {}", args.fuel_stride));
+        }
+        if args.no_second_workload {
+            options.push_str(" --no-second-workload");
+        }
+        if !args.allocator_features.is_empty() {
+            options.push_str(&format!(
+                " --allocator-features {}",
+                args.allocator_features
+            ));
+        }
+        Ok(Source {
+            program,
+            options,
+            out: abs(out)?,
+        })
+    }
+
+    /// The `lab measure` command that writes the directory as it is once this run is merged
+    /// in: every case, variant and backend its manifest lists (in the registry's order, so two
+    /// runs into one directory say the same whichever came last), absolute paths so that it
+    /// runs from anywhere.
+    pub fn command(&self, manifest: &[MeasuredRow]) -> String {
+        let listed = |ids: Vec<&str>, of: &dyn Fn(&MeasuredRow) -> &str| -> String {
+            ids.into_iter()
+                .filter(|id| manifest.iter().any(|r| of(r) == *id))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let variants = listed(
+            galloc_variants::VARIANTS.iter().map(|v| v.id).collect(),
+            &|r| r.variant.as_str(),
+        );
+        let backends = listed(BackendKind::ALL.iter().map(|b| b.name()).collect(), &|r| {
+            r.backend.as_str()
+        });
+        let what = match &self.program {
+            Some(p) => format!("--program {} --scenario {}", p.crate_dir, p.scenario),
+            None => format!(
+                "--cases {}",
+                listed(scenario::CASES.iter().map(|c| c.id).collect(), &|r| r
+                    .case
+                    .as_str())
+            ),
+        };
+        format!(
+            "lab measure {what} --variants {variants} --backends {backends}{} --out {}",
+            self.options, self.out
+        )
+    }
+}
