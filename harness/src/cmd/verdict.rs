@@ -72,11 +72,20 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
     if rows == 0 {
+        // The recipe writes `results/`; any other directory is measured into with `--out`.
+        let measure = if full {
+            format!("just compare {},{}", a.id, b.id)
+        } else {
+            format!(
+                "lab measure --variants {},{} --out {}",
+                a.id,
+                b.id,
+                dir.display()
+            )
+        };
         bail!(
-            "{} holds no layout where both {} and {} ran; measure them (`just compare {},{}`)",
+            "{} holds no layout where both {} and {} ran; measure them (`{measure}`)",
             dir.display(),
-            a.id,
-            b.id,
             a.id,
             b.id
         );

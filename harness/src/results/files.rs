@@ -148,18 +148,14 @@ pub fn merge<T: DeserializeOwned, K: Ord>(
 
 /// Reads CSV rows written by [`write_csv`].
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let mut bytes = std::fs::read(path).with_context(|| {
-        format!(
-            "cannot read {}; regenerate it with its recipe (`just compare`)",
-            path.display()
-        )
-    })?;
+    let mut bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read {}; {}", path.display(), restore_hint(path)))?;
     if compressed(path) {
         bytes = zstd::decode_all(&bytes[..]).with_context(|| {
             format!(
-                "{} is truncated or corrupt (not a whole zstd stream); regenerate it with \
-                 `just compare`",
-                path.display()
+                "{} is truncated or corrupt (not a whole zstd stream); {}",
+                path.display(),
+                restore_hint(path)
             )
         })?;
     }
@@ -177,9 +173,9 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
                 );
             }
             anyhow::anyhow!(
-                "{}:{line}: not a row of this file's format ({e}); restore the file or \
-                 regenerate it with `just compare`",
-                path.display()
+                "{}:{line}: not a row of this file's format ({e}); {}",
+                path.display(),
+                restore_hint(path)
             )
         })?);
     }

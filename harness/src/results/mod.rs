@@ -426,10 +426,7 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<MeasuredRow>> {
     }
     let rows: Vec<MeasuredRow> = read_csv(&path)?;
     if rows.is_empty() {
-        anyhow::bail!(
-            "{} lists no run; regenerate the results with `just compare`",
-            path.display()
-        );
+        anyhow::bail!("{} lists no run; {}", path.display(), restore_hint(&path));
     }
     Ok(rows)
 }

@@ -370,7 +370,11 @@ fn measure_refuses_results_it_cannot_add_to() {
     measure_refuses(
         &one,
         |d| assert_eq!(drop_lines(d, "gtest/totals.csv", |i, _| i <= 3), 3),
-        &["must be whole first", "is incomplete", "lab measure … --out"],
+        &[
+            "must be whole first",
+            "is incomplete",
+            "lab measure … --out",
+        ],
     );
 }
 
