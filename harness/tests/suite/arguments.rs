@@ -228,3 +228,23 @@ fn restore_hints_name_the_file_and_work_from_anywhere() {
         assert!(!hint.contains("delete") && !hint.contains("git"), "{hint}");
     }
 }
+
+/// One word for each verdict everywhere: `lab verdict` prints the report's `noise`, not
+/// "within layout noise" (which `measure` and `pick` never said), beside `better`, `same` and
+/// `worse`, and its header says what `noise` means.
+#[test]
+fn verdict_prints_the_report_s_words() {
+    let (ok, out, err) = crate::cli::lab_printing(&["verdict", "lab,shipping"]);
+    assert!(ok, "{err}");
+    assert!(out.contains(", noise neither."), "{out}");
+    assert!(
+        out.contains(" | noise | ") && out.contains(" | better | "),
+        "{out}"
+    );
+    assert!(!out.contains("within layout noise"), "{out}");
+    let words = ["better", "same", "worse", "noise"];
+    for line in out.lines().filter(|l| l.starts_with("| gtest |")) {
+        let verdict = line.split(" | ").nth(4).unwrap_or_default();
+        assert!(words.contains(&verdict), "{line}");
+    }
+}
