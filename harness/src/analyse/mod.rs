@@ -2,6 +2,8 @@
 //!
 //! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
 //! - [`ship`]: the ship rule over the default cases and the corpus, and the design target.
+//! - [`population`]: a variant over the deployments a release meets (every program at every
+//!   layout): expected change, its interval, the worst program and deployment, the share dearer.
 //! - [`gate`]: a run's totals against the committed baseline.
 //! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
 //! - [`fit`]: the probe validation's exact fit of its overheads, and least squares.
@@ -11,5 +13,6 @@ pub mod agreement;
 pub mod fit;
 pub mod gate;
 pub mod layout;
+pub mod population;
 pub mod ship;
 pub mod sweep;
