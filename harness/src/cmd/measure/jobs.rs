@@ -56,6 +56,24 @@ pub(super) struct Work<'a> {
 /// What every job ran, by job.
 pub(super) type Done = BTreeMap<(BackendKind, usize, usize, Job), Ran>;
 
+/// How long the run's parts took, for the next run's estimate of its size: the builder's
+/// whole time, and the time and messages of the runs made (not those reused), summed over the
+/// cores that made them.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Timing {
+    pub build_seconds: f64,
+    /// Per (backend, case): seconds and runs made (a case's three builds' runs count three).
+    pub runs: BTreeMap<(BackendKind, &'static str), (f64, u64)>,
+}
+
+impl Timing {
+    fn ran(&mut self, backend: BackendKind, case: &'static str, seconds: f64, runs: u64) {
+        let t = self.runs.entry((backend, case)).or_default();
+        t.0 += seconds;
+        t.1 += runs;
+    }
+}
+
 /// Makes every build and runs every job: the builds by (package, variant), what each job ran,
 /// and how many runs were reused from the cache and how many ran. The first error stops
 /// every job.
@@ -67,6 +85,7 @@ pub(super) fn execute(
     Done,
     usize,
     usize,
+    Timing,
 )> {
     let Work {
         ws,
@@ -91,6 +110,7 @@ pub(super) fn execute(
         std::sync::atomic::AtomicUsize::new(0),
     );
     let done: std::sync::Mutex<Done> = Default::default();
+    let timing: std::sync::Mutex<Timing> = Default::default();
     let failed: std::sync::Mutex<Option<anyhow::Error>> = Default::default();
     // The builds made so far, and whether the builder has stopped (done, or failed).
     type Shelf<'a> = (BTreeMap<(&'a str, &'a str), std::sync::Arc<Builds>>, bool);
@@ -171,10 +191,16 @@ pub(super) fn execute(
                     return Ok(Some(Ran::Case(Box::new(m))));
                 }
                 count(false);
+                let started = std::time::Instant::now();
                 let m = measure_case(&b, s, backend, |config| {
                     bar.set_message(format!("{} {} {config}", backend.name(), s.case));
                     bar.inc(1);
                 })?;
+                let seconds = started.elapsed().as_secs_f64();
+                timing
+                    .lock()
+                    .expect("no panic holds it")
+                    .ran(backend, s.case, seconds, 3);
                 if keep {
                     cache.store(&key, &m)?;
                 }
@@ -190,7 +216,13 @@ pub(super) fn execute(
             None => {
                 count(false);
                 bar.set_message(format!("{} {} {}", backend.name(), s.case, artifact.config));
+                let started = std::time::Instant::now();
                 let run = layout::run(artifact, s, backend)?;
+                let seconds = started.elapsed().as_secs_f64();
+                timing
+                    .lock()
+                    .expect("no panic holds it")
+                    .ran(backend, s.case, seconds, 1);
                 if keep {
                     cache.store_run(&key, &run)?;
                 }
@@ -202,7 +234,11 @@ pub(super) fn execute(
     };
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            if let Err(e) = build_all() {
+            let started = std::time::Instant::now();
+            let built = build_all();
+            timing.lock().expect("no panic holds it").build_seconds =
+                started.elapsed().as_secs_f64();
+            if let Err(e) = built {
                 failed.lock().expect("no panic holds it").get_or_insert(e);
             }
             shelf.lock().expect("no panic holds it").1 = true;
@@ -247,5 +283,6 @@ pub(super) fn execute(
         done.into_inner().expect("no panic holds it"),
         reused.into_inner(),
         ran.into_inner(),
+        timing.into_inner().expect("no panic holds it"),
     ))
 }

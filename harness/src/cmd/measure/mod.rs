@@ -378,30 +378,35 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         workers,
     };
     let pace = Pace::at(ws);
-    let size = RunSize {
-        builds: order.len() * (3 + points),
-        runs: jobs
-            .iter()
-            .map(|j| if j.3 == Job::Case { 3 } else { 1 })
-            .sum(),
-        messages: total_messages,
-        estimate: pace.read().map(|per_job| per_job * jobs.len() as f64),
-    };
+    let runs: Vec<(BackendKind, &str, u64)> = jobs
+        .iter()
+        .map(|j| {
+            (
+                j.0,
+                scenarios[j.1].case,
+                if j.3 == Job::Case { 3 } else { 1 },
+            )
+        })
+        .collect();
+    let size = RunSize::new(
+        order.len() * (3 + points),
+        &runs,
+        total_messages,
+        pace.read(),
+        workers,
+    );
     if size.is_large() {
         eprintln!("{size}");
     }
-    let started = std::time::Instant::now();
-    let (builds, mut done, reused, ran) = match jobs::execute(&work) {
+    let (builds, mut done, reused, ran, timing) = match jobs::execute(&work) {
         Ok(done) => done,
         Err(e) => {
             bar.finish_and_clear();
             return Err(e);
         }
     };
-    if ran > 0 {
-        // Only a guide for the next run's estimate: a pace that cannot be kept is not an error.
-        let _ = pace.write(started.elapsed().as_secs_f64() / ran as f64);
-    }
+    // Only a guide for the next run's estimate: a pace that cannot be kept is not an error.
+    let _ = pace.record(&timing, size.builds);
     let mut measured: Measured = BTreeMap::new();
     for (backend, ci, vi, job) in jobs.iter().copied().filter(|j| j.3 == Job::Case) {
         let (s, v) = (&scenarios[ci], variants[vi]);

@@ -3,6 +3,8 @@
 
 use anyhow::Result;
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::run::backend::BackendKind;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// How big a run is, said before it starts when it is large ([`RunSize::is_large`]): a run of
@@ -15,13 +17,40 @@ pub struct RunSize {
     /// point, on every backend.
     pub runs: usize,
     pub messages: u64,
-    /// Seconds, at the last run's pace, if the lab has run anything here before; kept runs
-    /// make it shorter.
+    /// Seconds, at the last run's pace, if the lab has run anything here before: its builds
+    /// at the last run's seconds per build, then its messages at the last run's seconds per
+    /// message over every core. Builds found up to date and runs kept make it shorter.
     pub estimate: Option<f64>,
 }
 
 impl RunSize {
-    /// Large: over 15 minutes at the last pace, or, with no pace yet, over 500 runs (about 15
+    /// A run of `builds` builds and `runs` (each job's backend, case and runs), estimated at
+    /// `pace` over `workers` cores: its builds at the last seconds per build, each run at the
+    /// last seconds per run of its case on its backend (the median over the backend's cases
+    /// for a case not timed here yet). No estimate without a pace for the backend.
+    pub fn new(
+        builds: usize,
+        runs: &[(BackendKind, &str, u64)],
+        messages: u64,
+        pace: Option<Pace>,
+        workers: usize,
+    ) -> RunSize {
+        let estimate = pace.and_then(|p| {
+            let mut seconds = builds as f64 * p.per_build;
+            for (backend, case, n) in runs {
+                seconds += *n as f64 * p.per_run(*backend, case)? / workers.max(1) as f64;
+            }
+            Some(seconds)
+        });
+        RunSize {
+            builds,
+            runs: runs.iter().map(|r| r.2 as usize).sum(),
+            messages,
+            estimate,
+        }
+    }
+
+    /// Large: over 15 minutes at that pace, or, with no pace yet, over 500 runs (about 15
     /// minutes on this 2-core machine's first runs).
     pub fn is_large(&self) -> bool {
         match self.estimate {
@@ -41,8 +70,8 @@ impl std::fmt::Display for RunSize {
         match self.estimate {
             Some(seconds) => write!(
                 f,
-                "; about {} at the pace of the last run here (less for runs kept in \
-                 target/lab/cache); Ctrl-C stops it, writing nothing",
+                "; up to about {} at the pace of the last run here (less for builds up to \
+                 date and runs kept in target/lab/cache); Ctrl-C stops it, writing nothing",
                 duration(seconds)
             ),
             None => write!(
@@ -64,28 +93,86 @@ fn duration(seconds: f64) -> String {
     }
 }
 
-/// Seconds a job (a case's three runs, or one layout point's) took in the last run that ran
-/// any, kept in `target/lab/cache/pace` for the next run's [`RunSize`].
-pub struct Pace(PathBuf);
+/// The pace of the runs made here, kept in `target/lab/cache/pace` for the next run's
+/// [`RunSize`]: seconds per build (the builder's whole time over the builds it made or found),
+/// and seconds per run of each (backend, case) on one core, as the last run that made any
+/// measured them (runs reused from the cache not counted). Runs of one case cost alike across
+/// variants; across cases they differ by orders of magnitude (a synthetic case's tens of
+/// thousands of messages against nft's three), so one pace for all was days off.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pace {
+    pub per_build: f64,
+    pub per_run: BTreeMap<(String, String), f64>,
+}
 
 impl Pace {
-    pub fn at(ws: &Workspace) -> Pace {
-        Pace(ws.root().join("target/lab/cache/pace"))
+    /// The pace kept under `ws`, if a run has left one.
+    pub fn at(ws: &Workspace) -> PaceFile {
+        PaceFile(ws.root().join("target/lab/cache/pace"))
     }
 
-    pub fn read(&self) -> Option<f64> {
-        std::fs::read_to_string(&self.0)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s > 0.0)
+    /// Seconds per run of `case` on `backend`; a case not timed yet, the median of the
+    /// backend's; `None` when the backend has none.
+    fn per_run(&self, backend: BackendKind, case: &str) -> Option<f64> {
+        let name = backend.name();
+        if let Some(s) = self.per_run.get(&(name.to_owned(), case.to_owned())) {
+            return Some(*s);
+        }
+        let mut known: Vec<f64> = self
+            .per_run
+            .iter()
+            .filter(|((b, _), _)| b == name)
+            .map(|(_, s)| *s)
+            .collect();
+        (!known.is_empty()).then(|| galloc_lab::analyse::layout::median(&mut known))
+    }
+}
+
+/// Where the pace is kept: a line `build SECONDS`, then `run BACKEND CASE SECONDS` per case.
+pub struct PaceFile(PathBuf);
+
+impl PaceFile {
+    pub fn read(&self) -> Option<Pace> {
+        let text = std::fs::read_to_string(&self.0).ok()?;
+        let mut pace = Pace::default();
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let seconds = |w: &str| w.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
+            match words[..] {
+                ["build", s] => pace.per_build = seconds(s)?,
+                ["run", backend, case, s] => {
+                    pace.per_run
+                        .insert((backend.to_owned(), case.to_owned()), seconds(s)?);
+                }
+                _ => return None,
+            }
+        }
+        Some(pace)
     }
 
-    pub fn write(&self, seconds_per_job: f64) -> Result<()> {
+    /// Keeps this run's pace over the last one's: its build pace, and its per-run pace for
+    /// each case it ran (the others' as they were). A run that made nothing says nothing.
+    pub fn record(&self, timing: &super::jobs::Timing, builds: usize) -> Result<()> {
+        if timing.runs.is_empty() || builds == 0 {
+            return Ok(());
+        }
+        let mut pace = self.read().unwrap_or_default();
+        pace.per_build = timing.build_seconds / builds as f64;
+        for ((backend, case), (seconds, runs)) in &timing.runs {
+            if *runs > 0 {
+                pace.per_run.insert(
+                    (backend.name().to_owned(), (*case).to_owned()),
+                    seconds / *runs as f64,
+                );
+            }
+        }
+        let mut text = format!("build {}\n", pace.per_build);
+        for ((backend, case), s) in &pace.per_run {
+            text.push_str(&format!("run {backend} {case} {s}\n"));
+        }
         if let Some(dir) = self.0.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        galloc_lab::results::write_file(&self.0, format!("{seconds_per_job}\n").as_bytes())
+        galloc_lab::results::write_file(&self.0, text.as_bytes())
     }
 }
