@@ -61,7 +61,10 @@ pub(super) type Done = BTreeMap<(BackendKind, usize, usize, Job), Ran>;
 /// cores that made them.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Timing {
-    pub build_seconds: f64,
+    /// Seconds and count of the plain, probe and twin builds made or found up to date.
+    pub builds: (f64, u64),
+    /// Seconds and count of the layout points' re-links.
+    pub relinks: (f64, u64),
     /// Per (backend, case): seconds and runs made (a case's three builds' runs count three).
     pub runs: BTreeMap<(BackendKind, &'static str), (f64, u64)>,
 }
@@ -144,8 +147,10 @@ pub(super) fn execute(
                     bar.suspend(|| eprintln!("{line}"));
                 }
             };
+            let started = std::time::Instant::now();
             let mut b =
                 Builds::with_features(ws, package, external, v, &args.allocator_features, log)?;
+            let three = started.elapsed().as_secs_f64();
             let plain = BuildRequest {
                 package,
                 variant: v,
@@ -156,7 +161,14 @@ pub(super) fn execute(
                 extra_features: &args.allocator_features,
                 external,
             };
+            let started = std::time::Instant::now();
             b.layouts = layout::builds(ws, plain, built, log)?;
+            let mut t = timing.lock().expect("no panic holds it");
+            t.builds.0 += three;
+            t.builds.1 += 3;
+            t.relinks.0 += started.elapsed().as_secs_f64();
+            t.relinks.1 += b.layouts.len() as u64;
+            drop(t);
             let mut s = shelf.lock().expect("no panic holds it");
             s.0.insert((package, v.id), std::sync::Arc::new(b));
             shelved.notify_all();
@@ -234,11 +246,7 @@ pub(super) fn execute(
     };
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            let started = std::time::Instant::now();
-            let built = build_all();
-            timing.lock().expect("no panic holds it").build_seconds =
-                started.elapsed().as_secs_f64();
-            if let Err(e) = built {
+            if let Err(e) = build_all() {
                 failed.lock().expect("no panic holds it").get_or_insert(e);
             }
             shelf.lock().expect("no panic holds it").1 = true;

@@ -389,7 +389,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         })
         .collect();
     let size = RunSize::new(
-        order.len() * (3 + points),
+        (order.len() * 3, order.len() * points),
         &runs,
         total_messages,
         pace.read(),
@@ -406,7 +406,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     };
     // Only a guide for the next run's estimate: a pace that cannot be kept is not an error.
-    let _ = pace.record(&timing, size.builds);
+    let _ = pace.record(&timing);
     let mut measured: Measured = BTreeMap::new();
     for (backend, ci, vi, job) in jobs.iter().copied().filter(|j| j.3 == Job::Case) {
         let (s, v) = (&scenarios[ci], variants[vi]);

@@ -24,26 +24,27 @@ pub struct RunSize {
 }
 
 impl RunSize {
-    /// A run of `builds` builds and `runs` (each job's backend, case and runs), estimated at
-    /// `pace` over `workers` cores: its builds at the last seconds per build, each run at the
+    /// A run of `builds` builds and `relinks` layout points' re-links, and `runs` (each job's
+    /// backend, case and runs), estimated at `pace` over `workers` cores: its builds and
+    /// re-links at the last seconds per build and per re-link, each run at the
     /// last seconds per run of its case on its backend (the median over the backend's cases
     /// for a case not timed here yet). No estimate without a pace for the backend.
     pub fn new(
-        builds: usize,
+        (builds, relinks): (usize, usize),
         runs: &[(BackendKind, &str, u64)],
         messages: u64,
         pace: Option<Pace>,
         workers: usize,
     ) -> RunSize {
         let estimate = pace.and_then(|p| {
-            let mut seconds = builds as f64 * p.per_build;
+            let mut seconds = builds as f64 * p.per_build + relinks as f64 * p.per_relink;
             for (backend, case, n) in runs {
                 seconds += *n as f64 * p.per_run(*backend, case)? / workers.max(1) as f64;
             }
             Some(seconds)
         });
         RunSize {
-            builds,
+            builds: builds + relinks,
             runs: runs.iter().map(|r| r.2 as usize).sum(),
             messages,
             estimate,
@@ -94,7 +95,7 @@ fn duration(seconds: f64) -> String {
 }
 
 /// The pace of the runs made here, kept in `target/lab/cache/pace` for the next run's
-/// [`RunSize`]: seconds per build (the builder's whole time over the builds it made or found),
+/// [`RunSize`]: seconds per build (made or found up to date) and per layout point's re-link,
 /// and seconds per run of each (backend, case) on one core, as the last run that made any
 /// measured them (runs reused from the cache not counted). Runs of one case cost alike across
 /// variants; across cases they differ by orders of magnitude (a synthetic case's tens of
@@ -102,6 +103,7 @@ fn duration(seconds: f64) -> String {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pace {
     pub per_build: f64,
+    pub per_relink: f64,
     pub per_run: BTreeMap<(String, String), f64>,
 }
 
@@ -128,7 +130,8 @@ impl Pace {
     }
 }
 
-/// Where the pace is kept: a line `build SECONDS`, then `run BACKEND CASE SECONDS` per case.
+/// Where the pace is kept: lines `build SECONDS` and `relink SECONDS`, then `run BACKEND CASE
+/// SECONDS` per case.
 pub struct PaceFile(PathBuf);
 
 impl PaceFile {
@@ -140,6 +143,7 @@ impl PaceFile {
             let seconds = |w: &str| w.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
             match words[..] {
                 ["build", s] => pace.per_build = seconds(s)?,
+                ["relink", s] => pace.per_relink = seconds(s)?,
                 ["run", backend, case, s] => {
                     pace.per_run
                         .insert((backend.to_owned(), case.to_owned()), seconds(s)?);
@@ -152,12 +156,14 @@ impl PaceFile {
 
     /// Keeps this run's pace over the last one's: its build pace, and its per-run pace for
     /// each case it ran (the others' as they were). A run that made nothing says nothing.
-    pub fn record(&self, timing: &super::jobs::Timing, builds: usize) -> Result<()> {
-        if timing.runs.is_empty() || builds == 0 {
+    pub fn record(&self, timing: &super::jobs::Timing) -> Result<()> {
+        if timing.runs.is_empty() {
             return Ok(());
         }
         let mut pace = self.read().unwrap_or_default();
-        pace.per_build = timing.build_seconds / builds as f64;
+        let per = |(seconds, n): (f64, u64)| (n > 0).then(|| seconds / n as f64);
+        pace.per_build = per(timing.builds).unwrap_or(pace.per_build);
+        pace.per_relink = per(timing.relinks).unwrap_or(pace.per_relink);
         for ((backend, case), (seconds, runs)) in &timing.runs {
             if *runs > 0 {
                 pace.per_run.insert(
@@ -166,7 +172,7 @@ impl PaceFile {
                 );
             }
         }
-        let mut text = format!("build {}\n", pace.per_build);
+        let mut text = format!("build {}\nrelink {}\n", pace.per_build, pace.per_relink);
         for ((backend, case), s) in &pace.per_run {
             text.push_str(&format!("run {backend} {case} {s}\n"));
         }
