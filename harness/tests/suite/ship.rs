@@ -158,3 +158,47 @@ fn the_ship_table_is_what_the_csvs_say() {
     let printed = String::from_utf8(out.stdout).unwrap();
     assert!(report.contains(&printed), "`lab ship` printed\n{printed}");
 }
+
+/// The measures of the ship question asked of the deployments (issue 49: every program at
+/// every layout of the sweep), from the committed CSVs with the lab's own code: the figures
+/// the issue gives for the lab's design, and that the same seed gives the same bounds. (The
+/// table that will print them, and its independent recomputation, come with the rule.)
+#[test]
+fn the_population_measures_of_the_design_on_the_committed_results() {
+    use galloc_lab::analyse::population::{deployments, Population, RESAMPLES, SEED};
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let mut rows: Vec<galloc_lab::results::LayoutRow> =
+        galloc_lab::results::read_csv(&ws.results_dir().join("gtest/layouts.csv")).unwrap();
+    rows.extend(
+        galloc_lab::results::read_csv::<galloc_lab::results::LayoutRow>(
+            &ws.results_dir().join("corpus/gtest/layouts.csv"),
+        )
+        .unwrap(),
+    );
+    let programs = galloc_lab::analyse::ship::programs();
+    let d = deployments(&rows, "gtest", "lab", "shipping", &programs);
+    let p = Population::of(&d, SEED, RESAMPLES).unwrap();
+    let shown = format!(
+        "{:+.2} ({:+.2} … {:+.2}), worst {} {:+.2}, dearer {:.1} %, worst deployment {} at {} {:+.2}, own spread {:.1} %",
+        p.expected_pct,
+        p.interval_pct.0,
+        p.interval_pct.1,
+        p.worst_program.0,
+        p.worst_program.1,
+        100.0 * p.dearer_share,
+        p.worst_deployment.0,
+        p.worst_deployment.1,
+        p.worst_deployment.2,
+        p.own_spread_pct
+    );
+    eprintln!(
+        "lab over {} deployments of {} programs: {shown}",
+        p.deployments, p.programs
+    );
+    assert_eq!((p.programs, p.deployments), (17, 272));
+    assert_eq!(
+        shown,
+        "-3.49 (-6.06 … -1.45), worst nft-stress +1.44, dearer 12.9 %, worst deployment dex at 43008 +8.43, own spread 19.5 %"
+    );
+    assert_eq!(Population::of(&d, SEED, RESAMPLES).unwrap(), p);
+}
