@@ -3,7 +3,8 @@
 //! are comparable.
 //!
 //! The date is the day the results last *changed*: a rerun that reproduces them keeps the
-//! file byte-identical.
+//! file byte-identical, and a copy re-rendered elsewhere keeps it too (only the command that
+//! regenerates it differs).
 
 use crate::results::{read_csv, ArtifactRow};
 use anyhow::{bail, Context, Result};
@@ -99,10 +100,14 @@ pub fn write_for(
     let previous: Option<Metadata> = std::fs::read(&path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
+    // What regenerates the directory (and the program it measured) is not the results: a copy
+    // re-rendered elsewhere names another command, yet its results did not change that day.
     meta.date = match previous {
         Some(p)
             if Metadata {
                 date: p.date.clone(),
+                regenerate_with: p.regenerate_with.clone(),
+                program: p.program.clone(),
                 ..meta.clone()
             } == p =>
         {
@@ -310,4 +315,44 @@ fn artifacts(dir: &Path) -> Result<BTreeMap<String, String>> {
         .into_iter()
         .map(|a| (format!("{}/{}/{}", a.package, a.variant, a.build), a.sha256))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The date is the day the results last changed: written again with another command (a
+    /// copy of the results re-rendered elsewhere, on another day) it stays; with a results
+    /// file changed it moves to today.
+    #[test]
+    fn the_date_moves_with_the_results_not_with_the_command() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("totals.csv"), "a\n1\n").unwrap();
+        write_for(&root, dir.path(), "just compare", None).unwrap();
+        let path = dir.path().join(FILE);
+        let mut meta = read(dir.path()).unwrap();
+        meta.date = "2000-01-01".into();
+        std::fs::write(&path, serde_json::to_string_pretty(&meta).unwrap()).unwrap();
+
+        let program = ProgramSource {
+            crate_dir: "/p".into(),
+            scenario: "/p/s.json".into(),
+        };
+        write_for(
+            &root,
+            dir.path(),
+            "lab measure … --out /elsewhere",
+            Some(&program),
+        )
+        .unwrap();
+        let again = read(dir.path()).unwrap();
+        assert_eq!(again.date, "2000-01-01");
+        assert_eq!(again.regenerate_with, "lab measure … --out /elsewhere");
+        assert_eq!(again.program, Some(program));
+
+        std::fs::write(dir.path().join("totals.csv"), "a\n2\n").unwrap();
+        write_for(&root, dir.path(), "just compare", None).unwrap();
+        assert_ne!(read(dir.path()).unwrap().date, "2000-01-01");
+    }
 }
