@@ -371,16 +371,10 @@ mod tests {
     /// Deployments pair the variant with shipping at the same offsets only, per program.
     #[test]
     fn deployments_pair_the_same_offsets() {
+        // The layout tests' gtest row, under another case.
         let row = |case: &str, variant: &str, offset: u32, total: u64| LayoutRow {
-            backend: "gtest".into(),
             case: case.into(),
-            variant: variant.into(),
-            unit: "gas".into(),
-            offset,
-            heap_base: 0,
-            total,
-            pages_read: None,
-            pages_written: None,
+            ..crate::analyse::layout::tests::r(variant, offset, total)
         };
         let rows = vec![
             row("a", "v", 0, 90),
