@@ -56,24 +56,15 @@ impl About {
                 recorded.and_then(|m| m.program),
             ),
         };
-        let rel = dir.strip_prefix(root).ok().map(|r| r.display().to_string());
-        let (command, rows) = if dir == results {
-            (
-                "just compare".to_owned(),
-                "results/<backend>/*.csv".to_owned(),
-            )
-        } else if dir == results.join(crate::analyse::ship::CORPUS_DIR) {
-            (
-                "just corpus".to_owned(),
-                format!("{}/<backend>/*.csv", rel.unwrap_or_default()),
-            )
-        } else {
-            let command = if command.is_empty() || command.starts_with("just ") {
-                format!("lab measure … --out {}", dir.display())
-            } else {
-                command
-            };
-            (command, "`<backend>/*.csv` beside this page".to_owned())
+        let command = super::metadata::regenerated_by(Some(root), dir, Some(&command))
+            .unwrap_or_else(|| format!("lab measure … --out {}", dir.display()));
+        let rows = match dir.strip_prefix(root.join("results")) {
+            Ok(rel) if dir == results || command.starts_with("just ") => Path::new("results")
+                .join(rel)
+                .join("<backend>/*.csv")
+                .display()
+                .to_string(),
+            _ => "`<backend>/*.csv` beside this page".to_owned(),
         };
         About {
             command,

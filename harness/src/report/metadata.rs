@@ -71,6 +71,24 @@ pub struct ProgramSource {
     pub scenario: String,
 }
 
+/// What regenerates the results in `dir` (as the filesystem has it) of the workspace at `root`:
+/// `just compare` for `results/`, `just corpus` for `results/corpus/`, `just <name>` for another
+/// set directly under `results/` (a reproduction's), else `recorded` when it is a `lab measure`
+/// command (the one that wrote the directory); `None` when nothing is known. The one place that
+/// decides it, for the report, the metadata and the hints alike.
+pub fn regenerated_by(root: Option<&Path>, dir: &Path, recorded: Option<&str>) -> Option<String> {
+    if let Some(rel) = root.and_then(|r| dir.strip_prefix(r.join("results")).ok()) {
+        match rel.to_str() {
+            Some("") => return Some("just compare".into()),
+            Some(name) if !name.contains('/') => return Some(format!("just {name}")),
+            _ => {}
+        }
+    }
+    recorded
+        .filter(|r| r.starts_with("lab measure"))
+        .map(str::to_owned)
+}
+
 /// The metadata in `dir`, if there is a readable one.
 pub fn read(dir: &Path) -> Option<Metadata> {
     serde_json::from_slice(&std::fs::read(dir.join(FILE)).ok()?).ok()

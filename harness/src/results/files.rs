@@ -293,29 +293,16 @@ fn results_root(dir: &Path) -> Option<std::path::PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// What regenerates the results in `root`: the recipe for the lab's own result sets, the
-/// command recorded in its metadata for any other, else the `lab measure` that wrote it.
+/// What regenerates the results in `root`, as a hint: [`crate::report::metadata::regenerated_by`],
+/// else the `lab measure` that wrote it.
 fn regenerate_command(root: &Path) -> String {
     let lab = crate::build::workspace::Workspace::find(root).ok();
-    if let Some(ws) = &lab {
-        let results = ws.results_dir();
-        if root == results {
-            return "`just compare`".into();
-        }
-        if let Ok(rel) = root.strip_prefix(&results) {
-            match rel.to_str() {
-                Some("corpus") => return "`just corpus`".into(),
-                Some(name) if !name.contains('/') => return format!("`just {name}`"),
-                _ => {}
-            }
-        }
-    }
-    let recorded = std::fs::read(root.join(crate::report::metadata::FILE))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<crate::report::metadata::Metadata>(&b).ok())
-        .map(|m| m.regenerate_with)
-        .filter(|r| r.contains("--out") || r.contains("--program"));
-    match recorded {
+    let recorded = crate::report::metadata::read(root).map(|m| m.regenerate_with);
+    match crate::report::metadata::regenerated_by(
+        lab.as_ref().map(|ws| ws.root()),
+        root,
+        recorded.as_deref(),
+    ) {
         Some(command) => format!("`{command}`"),
         None => format!(
             "the `lab measure … --out {}` that wrote it (delete the directory first)",
