@@ -1,7 +1,9 @@
 //! Analysis: what the result rows say, computed without running anything.
 //!
 //! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
-//! - [`ship`]: the ship rule over the default cases and the corpus, and the design target.
+//! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
+//!   corpus, and the variant galloc should ship.
+//! - [`target`]: the design target set before the ship rule (issue 37), each idea against it.
 //! - [`population`]: a variant over the deployments a release meets (every program at every
 //!   layout): expected change, its interval, the worst program and deployment, the share dearer.
 //! - [`gate`]: a run's totals against the committed baseline.
@@ -16,3 +18,4 @@ pub mod layout;
 pub mod population;
 pub mod ship;
 pub mod sweep;
+pub mod target;

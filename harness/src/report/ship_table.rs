@@ -1,11 +1,84 @@
-//! The ship verdict as the report and `lab ship` print it: one table, every variant over every
-//! program, and the variant the rule names ([`crate::analyse::ship`]).
+//! The ship verdict as the report and `lab ship` print it: one sentence to quote, the variant
+//! the rule names, and one table, every variant over every deployment ([`crate::analyse::ship`]).
 
-use crate::analyse::layout::Verdict;
-use crate::analyse::ship::Ship;
+use crate::analyse::layout::{Verdict, BAND_PCT};
+use crate::analyse::population::Population;
+use crate::analyse::ship::{Refusal, Row, Ship};
 use crate::report::tables::thousands;
 use galloc_variants::REFERENCE;
 use std::fmt::Write;
+
+/// `share` (0 to 1) as "1 deployment in N" (N rounded), or "no deployment".
+pub fn one_in(share: f64) -> String {
+    if share <= 0.0 {
+        "no deployment".to_owned()
+    } else {
+        format!("1 deployment in {}", (1.0 / share).round())
+    }
+}
+
+/// An expected change and its interval: `-3.49 % (-6.06 … -1.45)`.
+fn with_interval(p: &Population) -> String {
+    format!(
+        "{:+.2} % ({:+.2} … {:+.2})",
+        p.expected_pct, p.interval_pct.0, p.interval_pct.1
+    )
+}
+
+/// The sentence a maintainer can quote: the named variant's standing, or, when the rule names
+/// shipping, the standing of the variant closest to it and why it was not admitted.
+pub fn quotable(ship: &Ship) -> String {
+    let Some(row) = ship.closest() else {
+        return format!("No variant passes the lab's own tests: galloc should ship `{REFERENCE}`.");
+    };
+    let p = &row.all;
+    // The dearer share is in the sentence already: a refusal for it says only the limit.
+    let too_many = row.refusals.iter().any(|r| matches!(r, Refusal::Dearer(_)));
+    let mut out = format!(
+        "`{}`: {:+.2} % expected, 95 % interval {:+.2} … {:+.2} %, dearer than `{REFERENCE}` by \
+         more than {} % on {} ({:.1} %{})",
+        row.variant,
+        p.expected_pct,
+        p.interval_pct.0,
+        p.interval_pct.1,
+        BAND_PCT,
+        one_in(p.dearer_share),
+        100.0 * p.dearer_share,
+        if too_many {
+            format!(", over the rule's {:.0} %", 100.0 * ship.rule.dearer_share)
+        } else {
+            String::new()
+        }
+    );
+    let why: Vec<String> = row
+        .refusals
+        .iter()
+        .filter(|r| !matches!(r, Refusal::Dearer(_)))
+        .map(ToString::to_string)
+        .collect();
+    match (row.admitted(), why.is_empty()) {
+        (true, _) => out.push_str("; admitted"),
+        (false, true) => out.push_str("; not admitted"),
+        (false, false) => {
+            let _ = write!(out, "; not admitted: {}", why.join("; "));
+        }
+    }
+    out.push('.');
+    out
+}
+
+/// The rule's reason in words, for the table.
+fn reason(ship: &Ship, row: &Row) -> String {
+    if row.admitted() {
+        return if row.variant == ship.named {
+            "**admitted: named**".to_owned()
+        } else {
+            "admitted".to_owned()
+        };
+    }
+    let why: Vec<String> = row.refusals.iter().map(ToString::to_string).collect();
+    format!("not admitted: {}", why.join("; "))
+}
 
 /// The section, heading included.
 pub fn markdown(ship: &Ship) -> String {
@@ -15,59 +88,22 @@ pub fn markdown(ship: &Ship) -> String {
         .iter()
         .filter(|c| c.corpus && ship.programs.iter().any(|p| p == c.id))
         .count();
-    let _ = writeln!(out, "## What galloc should ship\n");
+    let deployments = ship.rows.first().map_or(0, |r| r.all.deployments);
+    let rule = ship.rule;
     let _ = writeln!(
         out,
-        "Every variant against `{REFERENCE}` on all {n} programs the lab runs at once: the {} \
-         default cases and the {corpus} corpus programs (docs/cases.md, \"The corpus\"), gas on gtest \
-         over the heap-layout sweep. A program counts as **better** (**same**, **worse**) when \
-         the variant is cheaper than shipping by more than the minimum effect ({} %) at every \
-         layout (within it, dearer) *and* the program's second workload says the same; \
-         anything else counts as **noise**. The rule (docs/ship.md, \"What galloc should ship\"): \
-         better on at least {:.0} % of the programs, a median more than {} % above shipping's \
-         on none, and passing the lab's own tests (neither the floor nor a variant that holds \
-         pages with nothing live); of the variants it admits, the lowest geometric mean of \
-         medians. `just ship` prints this table.\n",
-        n - corpus,
-        crate::analyse::layout::BAND_PCT,
-        100.0 * ship.rule.better_share,
-        ship.rule.worst_median_pct,
+        "## What galloc should ship
+"
     );
     let _ = writeln!(
         out,
-        "| variant | better | same | worse | noise | geomean of medians | worst median | \
-         allocator code bytes | the rule |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
+        "> {}
+",
+        quotable(ship)
     );
     let _ = writeln!(
         out,
-        "| `{REFERENCE}` | | | | | | | {} | the baseline |",
-        ship.reference_code_bytes.map(thousands).unwrap_or_default()
-    );
-    for row in &ship.rows {
-        let worst = row
-            .worst()
-            .map(|p| format!("{:+.2}% (`{}`)", p.median, p.case))
-            .unwrap_or_default();
-        let rule = match &row.refused {
-            None if row.variant == ship.named => "**admitted: named**".to_owned(),
-            None => "admitted".to_owned(),
-            Some(why) => why.clone(),
-        };
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {} | {} | {:+.2}% | {worst} | {} | {rule} |",
-            row.variant,
-            row.count(Verdict::Better),
-            row.count(Verdict::Same),
-            row.count(Verdict::Worse),
-            row.count(Verdict::Noise),
-            row.geomean_pct(),
-            row.code_bytes.map(thousands).unwrap_or_default(),
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\n**What galloc should ship: `{}`**{}.\n",
+        "**What galloc should ship: `{}`**{}.\n",
         ship.named,
         if ship.named == REFERENCE {
             ": the rule admits no variant, so the lab recommends changing nothing"
@@ -75,15 +111,86 @@ pub fn markdown(ship: &Ship) -> String {
             ""
         }
     );
+    let _ = writeln!(
+        out,
+        "A galloc release meets every Gear program at whatever heap layout its static data \
+         gives it. So each variant is judged over the **deployments** the lab measures: all {n} \
+         programs ({} default cases, {corpus} corpus programs) at each layout of the sweep \
+         ({deployments} in all), gas on gtest, against `{REFERENCE}` at the same layout. Where a \
+         program's heap starts moves `{REFERENCE}`'s own gas by a median **{:.1} %** between its \
+         cheapest and dearest layout (up to {:.1} %, `{}`).\n",
+        n - corpus,
+        ship.reference_spread_pct,
+        ship.reference_widest.1,
+        ship.reference_widest.0,
+    );
+    let _ = writeln!(
+        out,
+        "**Expected** is the geometric mean over programs of each program's mean over its \
+         layouts; its **95 % interval** is the two-level bootstrap's (programs resampled, then \
+         layouts within each), computed exactly rather than drawn. **Worst program**: the \
+         highest program mean. **Dearer**: the share of deployments dearer than `{REFERENCE}` \
+         by more than the minimum effect ({BAND_PCT} %). **Own spread**: the variant's own \
+         dearest layout over its cheapest, median over programs. **Held out**: the {} programs \
+         no design was shaped on (the case registry's `held_out`) alone; **second**: the second workloads alone. **Words**: \
+         programs better / same / worse / noise at every layout, as the second workload \
+         repeats (a description, not the rule). The rule (docs/ship.md, \"The rule\"): an upper \
+         bound at or below {:+} %, no program mean above {:+} %, at most {:.0} % of deployments \
+         dearer, the held-out and second upper bounds below {}, and the lab's own tests \
+         passed; of the admitted, the lowest expected change. `just ship` prints this \
+         section.\n",
+        ship.held_out.len(),
+        rule.upper_bound_pct,
+        rule.worst_program_pct,
+        100.0 * rule.dearer_share,
+        rule.subset_upper_bound_pct,
+    );
+    let _ = writeln!(
+        out,
+        "| variant | expected (95 % interval) | worst program | dearer | worst deployment | \
+         own spread | held out | second | words | allocator code bytes | the rule |\n\
+         | --- | --- | --- | ---: | --- | ---: | --- | --- | ---: | ---: | --- |"
+    );
+    let _ = writeln!(
+        out,
+        "| `{REFERENCE}` | | | | | {:.1} % | | | | {} | the baseline |",
+        ship.reference_spread_pct,
+        ship.reference_code_bytes.map(thousands).unwrap_or_default()
+    );
+    for row in &ship.rows {
+        let p = &row.all;
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {:+.2} % (`{}`) | {:.1} % | {:+.2} % (`{}` at {}) | {:.1} % | {} | {} | {} / {} / {} / {} | {} | {} |",
+            row.variant,
+            with_interval(p),
+            p.worst_program.1,
+            p.worst_program.0,
+            100.0 * p.dearer_share,
+            p.worst_deployment.2,
+            p.worst_deployment.0,
+            thousands(u64::from(p.worst_deployment.1)),
+            p.own_spread_pct,
+            row.held_out.as_ref().map(with_interval).unwrap_or_default(),
+            row.second.as_ref().map(with_interval).unwrap_or_default(),
+            row.count(Verdict::Better),
+            row.count(Verdict::Same),
+            row.count(Verdict::Worse),
+            row.count(Verdict::Noise),
+            row.code_bytes.map(thousands).unwrap_or_default(),
+            reason(ship, row),
+        );
+    }
+    out.push('\n');
     target(&mut out, ship);
     out
 }
 
-/// Every variant against the design target ([`crate::analyse::ship::TARGET`]) on the programs no
+/// Every variant against the design target ([`crate::analyse::target::TARGET`]) on the programs no
 /// design was shaped on.
 fn target(out: &mut String, ship: &Ship) {
-    let t = crate::analyse::ship::TARGET;
-    let programs = crate::analyse::ship::target_programs();
+    let t = crate::analyse::target::TARGET;
+    let programs = crate::analyse::target::target_programs();
     let rows = ship.against_target(t);
     let Some(n) = rows.first().map(|r| r.programs) else {
         return;
@@ -91,8 +198,8 @@ fn target(out: &mut String, ship: &Ship) {
     let _ = writeln!(out, "### The design target\n");
     let _ = writeln!(
         out,
-        "What the lab asks of a design of its own (docs/design.md, \"The design, re-aimed\"), on the \
-         {n} programs no design was shaped on ({}): better on at least {:.0} % of them, worse \
+        "What the lab asked of a design of its own before the rule above (docs/design.md, \"The \
+         design, re-aimed\"), on the {n} programs the current design was not chosen on ({}): better on at least {:.0} % of them, worse \
          at the median (by more than the minimum effect) on none, a geometric mean of medians \
          of {:+.1} % or less, allocator code of at most {} bytes, and a lower geometric mean \
          than `{}`. Each variant is an idea measured against it.\n",
