@@ -16,7 +16,7 @@
 //! The probe and twin builds stay at the linker's own layout: they measure what the allocator
 //! did there, and the probe's relation to its twin holds per layout, so one is enough.
 //!
-//! Over 600 lines because its tests are: the code is its first 558 lines, the rest holds every
+//! Over 600 lines because its tests are: the code is its first 520 lines, the rest holds every
 //! verdict rule to hand-computed rows.
 
 use crate::build::artifact::{build, Artifact, BuildRequest, PostProcess};
@@ -433,47 +433,6 @@ pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
     }
 }
 
-/// The variant the lab recommends on one backend and case: of those better than shipping by
-/// more than the band at every layout, the one with the lowest median difference (then the lowest worst case, then
-/// the name); shipping when none is. The floor (`bump`, which never frees) and any variant that
-/// fails one of the lab's own tests are measured as yardsticks, never recommended
-/// ([`galloc_variants::never_recommended`]): on Gear memory persists across messages, so a
-/// program on the floor only grows until it runs out of pages.
-pub fn recommended<'a>(
-    summaries: &'a BTreeMap<(String, String, String), Summary>,
-    backend: &str,
-    case: &str,
-) -> &'a str {
-    recommended_holding(summaries, &BTreeMap::new(), backend, case)
-}
-
-/// [`recommended`], where a variant also counts only if its **better** holds under the case's
-/// second workload ([`holds`]) wherever `second` has it measured: a verdict a second traffic of
-/// the same program does not repeat is not one to patch an allocator for.
-pub fn recommended_holding<'a>(
-    summaries: &'a BTreeMap<(String, String, String), Summary>,
-    second: &BTreeMap<(String, String, String), Summary>,
-    backend: &str,
-    case: &str,
-) -> &'a str {
-    summaries
-        .iter()
-        .filter(|((b, c, v), s)| {
-            b == backend
-                && c == case
-                && s.verdict == Verdict::Better
-                && galloc_variants::never_recommended(v).is_none()
-        })
-        .filter(|(key, s)| holds(s.verdict, second.get(*key)) != Holds::No)
-        .filter_map(|((_, _, v), s)| s.vs_shipping.map(|d| (d.0, d.2, v.as_str())))
-        .min_by(|a, b| {
-            a.0.total_cmp(&b.0)
-                .then(a.1.total_cmp(&b.1))
-                .then(a.2.cmp(b.2))
-        })
-        .map_or(SHIPPING, |(_, _, v)| v)
-}
-
 /// The target the lab's design is held to: on every default case its median total over the
 /// layouts below shipping's, and the geometric mean over those cases of its median total
 /// against shipping's at most this (percent).
@@ -668,19 +627,6 @@ pub(crate) mod tests {
         assert_eq!((a.points, a.median, a.min, a.max), (2, 140.0, 90, 190));
         // -10 % at 0, -5 % at 2048.
         assert_eq!(a.vs_shipping, Some((-7.5, -10.0, -5.0)));
-        assert_eq!(recommended(&s, "gtest", "c"), "a");
-        // The floor is never recommended, however cheap.
-        let mut with_floor = rows.to_vec();
-        with_floor.extend([
-            r(galloc_variants::FLOOR, 0, 1),
-            r(galloc_variants::FLOOR, 2048, 1),
-        ]);
-        assert_eq!(recommended(&summarise(&with_floor), "gtest", "c"), "a");
-        // Nor a variant that fails one of the lab's own tests.
-        let mut with_failing = rows.to_vec();
-        with_failing.extend([r("gear-next", 0, 2), r("gear-next", 2048, 2)]);
-        assert_eq!(recommended(&summarise(&with_failing), "gtest", "c"), "a");
-        assert_eq!(recommended(&s, "gtest", "other"), "shipping");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
+//! - [`pick`]: the ship rule for one program (`lab pick`, the report's pick per case).
 //! - [`target`]: the design target set before the ship rule (issue 37), each idea against it.
 //! - [`population`]: a variant over the deployments a release meets (every program at every
 //!   layout): expected change, its interval, the worst program and deployment, the share dearer.
@@ -15,6 +16,7 @@ pub mod agreement;
 pub mod fit;
 pub mod gate;
 pub mod layout;
+pub mod pick;
 pub mod population;
 pub mod ship;
 pub mod sweep;

@@ -235,6 +235,8 @@ pub struct Ship {
     /// the programs, and the program where it is largest.
     pub reference_spread_pct: f64,
     pub reference_widest: (String, f64),
+    /// Every total of the sweep the verdict is judged on (drawn by `images/layouts.png`).
+    pub sweep: Totals,
 }
 
 impl Ship {
@@ -358,6 +360,7 @@ pub fn judge(
             &mut spreads.into_iter().map(|s| s.1).collect::<Vec<_>>(),
         ),
         reference_widest,
+        sweep: sweep_totals,
     })
 }
 

@@ -1,13 +1,12 @@
 //! `lab pick CRATE SCENARIO`: the variant a program should use, in one answer.
 //!
 //! It measures the program as `lab measure --program` does (every variant, the layout sweep),
-//! on gtest by default (gas: what Gear charges), then applies the rule the report applies to
-//! the lab's own cases ([`layout::recommended`]): of the variants cheaper than `shipping` by
-//! more than the minimum effect ([`layout::BAND_PCT`]) at every heap layout, the one with the
-//! lowest median difference; `shipping` (change nothing) when none is. A difference whose sign
-//! depends on the layout is not a reason to switch: the author's program will have its own
-//! layout. Never the floor, nor a variant that fails one of the lab's own tests (the registry's
-//! `fails`): the answer names what it left out and why.
+//! on gtest by default (gas: what Gear charges), then applies the ship rule with the program's
+//! layouts as its deployments ([`galloc_lab::analyse::pick::for_program`], docs/ship.md, "One
+//! program"): the program's heap may start at any of them after its next change, so a variant
+//! must be cheaper on average over them with certainty, and dearer at few; of those, the lowest
+//! mean; `shipping` (change nothing) when none is. Never the floor, nor a variant that fails one
+//! of the lab's own tests (the registry's `fails`): the answer names what it left out and why.
 
 use anyhow::{bail, Result};
 use galloc_lab::analyse::layout::{self, SHIPPING};
@@ -85,8 +84,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let _lock = super::checked(ws, &out)?;
     let path = out.join(backend.name()).join("layouts.csv");
     let rows: Vec<LayoutRow> = read_csv(&path)?;
-    let summaries = layout::summarise(&rows);
-    let pick = Pick::of(&summaries, backend.name(), &case, &variants)?;
+    let pick = Pick::of(&rows, backend.name(), &case, &variants)?;
     println!(
         "{}",
         pick.answer(&case, backend, args.layouts, &ws.root().join("allocator"))

@@ -181,7 +181,7 @@ pub fn publish(
         "images"
     };
     let ship = ship_verdict(ws, dir, real)?;
-    let drawn = charts::draw(&inputs, images)?;
+    let drawn = charts::draw(&inputs, ship.as_ref(), images)?;
     // A chart the results no longer support (or the lab no longer draws) goes: the directory
     // holds what this report shows, nothing stale.
     for entry in std::fs::read_dir(images)? {

@@ -132,7 +132,7 @@ impl Report {
 /// directory (case pages are one level deeper). With `ship` (the committed results, when the
 /// corpus has been measured), the main page opens with the ship verdict.
 pub fn render(inputs: &Inputs, images: &str, ship: Option<&Ship>, about: &About) -> Report {
-    let plan = charts::plan(inputs);
+    let plan = charts::plan(inputs, ship);
     let cases = crate::report::inputs::cases_on(
         &inputs.totals,
         crate::results::headline_backend(&inputs.totals).unwrap_or_default(),
@@ -222,6 +222,11 @@ fn main_page(
     let _ = writeln!(out, "{intro}\n");
     if let Some(ship) = ship {
         out.push_str(&crate::report::ship_table::markdown(ship));
+        // The layout finding the table opens with, drawn.
+        if let Some(c) = plan.iter().find(|c| c.file == "layouts.png") {
+            let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
+        }
+        crate::report::ship_table::target(&mut out, ship);
     }
     out.push_str(&verdicts::verdict_rule(inputs));
     out.push_str(&verdicts::verdict_matrix(inputs, Some(&case_link)));

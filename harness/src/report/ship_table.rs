@@ -182,13 +182,13 @@ pub fn markdown(ship: &Ship) -> String {
         );
     }
     out.push('\n');
-    target(&mut out, ship);
     out
 }
 
 /// Every variant against the design target ([`crate::analyse::target::TARGET`]) on the programs no
 /// design was shaped on.
-fn target(out: &mut String, ship: &Ship) {
+/// (The report shows it after the ship section and its chart; `lab ship` prints the section.)
+pub fn target(out: &mut String, ship: &Ship) {
     let t = crate::analyse::target::TARGET;
     let programs = crate::analyse::target::target_programs();
     let rows = ship.against_target(t);

@@ -5,6 +5,7 @@
 use super::inputs::{cases_on, unit_on, Inputs};
 use super::tables::{mark, signed};
 use crate::analyse::layout::{self, Verdict};
+use crate::analyse::population::Totals;
 use crate::run::backend::BackendKind;
 use galloc_variants::{FLOOR, REFERENCE};
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,9 @@ type Summaries = BTreeMap<(String, String, String), layout::Summary>;
 struct Judged<'a> {
     summaries: Summaries,
     second: Summaries,
+    /// The same rows as totals, for the pick's rule (over each case's layouts).
+    sweep_totals: Totals,
+    second_totals: Totals,
     lead: &'a str,
     other: Option<&'static str>,
 }
@@ -36,6 +40,8 @@ impl<'a> Judged<'a> {
         Some(Judged {
             summaries: layout::summarise(&inputs.layouts),
             second: layout::summarise_second(&inputs.second),
+            sweep_totals: Totals::of_sweep(&inputs.layouts, lead),
+            second_totals: Totals::of_second(&inputs.second, lead),
             lead,
             other,
         })
@@ -46,9 +52,22 @@ impl<'a> Judged<'a> {
             .get(&(self.lead.to_owned(), case.to_owned(), variant.to_owned()))
     }
 
-    /// The variant the rule recommends for `case` (shipping where none is).
-    fn pick(&self, case: &str) -> &str {
-        layout::recommended_holding(&self.summaries, &self.second, self.lead, case)
+    /// The variant the rule recommends for `case` (shipping where none is): the ship rule with
+    /// the case's layouts as its deployments ([`crate::analyse::ship::for_program`]), as `lab
+    /// pick` answers, as the registry spells it.
+    fn pick(&self, case: &str) -> &'static str {
+        let ids: Vec<&str> = galloc_variants::VARIANTS.iter().map(|v| v.id).collect();
+        let (_, named) = crate::analyse::pick::for_program(
+            crate::analyse::ship::RULE,
+            &self.sweep_totals,
+            &self.second_totals,
+            case,
+            &ids,
+        );
+        galloc_variants::VARIANTS
+            .iter()
+            .find(|v| v.id == named)
+            .map_or(REFERENCE, |v| v.id)
     }
 }
 
@@ -95,11 +114,19 @@ pub fn verdict_rule(inputs: &Inputs) -> String {
          offset, each variant's total is compared with `shipping`'s at the same offset, with a \
          minimum effect of {band} %: **better** (**worse**) means cheaper (dearer) by more than \
          {band} % at every offset, **same** within {band} % at every offset, **noise** neither \
-         (the layout decides). The lab recommends, per case, the variant better than shipping \
-         with the lowest median difference, and shipping where none is; never the \
-         floor ({FLOOR}, which never frees: Gear's memory persists, so it only grows) nor a \
+         (the layout decides). These words describe. The lab recommends, per case, as `lab \
+         pick` does: the ship rule with the case's offsets as its deployments (docs/ship.md, \
+         \"One program\"): its mean over them, with its 95 % interval's upper bound at or below \
+         -{band} %, at most a tenth of them dearer by more than {band} %{}; of those, the \
+         lowest mean, and shipping where none is; never the floor ({FLOOR}, which never frees: Gear's memory persists, so it only grows) nor a \
          variant that fails one of the lab's own tests ({}). `{lead}` decides; {}.\n",
         offsets.join(", "),
+        // Only where second workloads were run: an outside program has none.
+        if inputs.second.iter().any(|r| r.backend == lead) {
+            ", and the second workload's upper bound below 0"
+        } else {
+            ""
+        },
         galloc_variants::VARIANTS
             .iter()
             .filter(|v| v.reproduces.is_none())
@@ -127,9 +154,9 @@ pub fn verdict_rule(inputs: &Inputs) -> String {
         let _ = writeln!(
             out,
             "A verdict must also survive another traffic of the same program: every case has a \
-             second workload, run on `{lead}` at {} of the offsets ({} bytes) with the same rule; \
-             a variant is recommended only where its **better** **holds** there. The \
-             workloads: {}.\n",
+             second workload, run on `{lead}` at {} of the offsets ({} bytes) with the same rule \
+             (**holds** when it repeats the verdict); the pick asks its upper bound below 0 \
+             there too. The workloads: {}.\n",
             second_offsets.len(),
             second_offsets
                 .iter()
@@ -167,16 +194,7 @@ impl<'a> Matrix<'a> {
         let judged = Judged::of(inputs)?;
         let cases = cases_on(&inputs.totals, judged.lead);
         // As the registry spells it, so the name outlives the summaries it was found in.
-        let picks = cases
-            .iter()
-            .map(|c| {
-                let pick = judged.pick(c);
-                galloc_variants::VARIANTS
-                    .iter()
-                    .find(|v| v.id == pick)
-                    .map_or(REFERENCE, |v| v.id)
-            })
-            .collect();
+        let picks = cases.iter().map(|c| judged.pick(c)).collect();
         let median =
             |case: &str, variant: &str| judged.get(case, variant)?.vs_shipping.map(|d| d.0);
         let mut rows: Vec<(&'static str, f64)> = galloc_variants::VARIANTS

@@ -475,12 +475,14 @@ fn a_recorded_trace_replays_to_the_recorded_fuel_on_shipping() {
 }
 
 /// `lab pick` (`just pick`) on a gstd program and on a Sails program, both outside the
-/// workspace: one answer, and it is the report's rule applied to the layouts it measured (every
-/// variant at every layout of the sweep, on gtest).
+/// workspace: one answer, and it is the ship rule applied to the layouts it measured as the
+/// program's deployments (every variant at every layout of the sweep, on gtest), with the gas
+/// at the program's own layout beside it.
 #[test]
 fn pick_answers_for_a_gstd_and_a_sails_program() {
     let _turn = examples_turn();
-    use galloc_lab::analyse::layout::{recommended, summarise, SHIPPING};
+    use galloc_lab::analyse::layout::SHIPPING;
+    use galloc_lab::analyse::population::Totals;
     // Four of the sweep's points (stratified: one in each Gear page of the Wasm page) keep the
     // test's runs few; `pick` runs the default 16 unless told.
     const POINTS: usize = 4;
@@ -526,12 +528,23 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
                 .count();
             assert_eq!(points, POINTS, "{case} {v}");
         }
-        let summaries = summarise(&rows);
-        let expected = recommended(&summaries, "gtest", case);
+        let (_, expected) = galloc_lab::analyse::pick::for_program(
+            galloc_lab::analyse::ship::RULE,
+            &Totals::of_sweep(&rows, "gtest"),
+            &Totals::default(),
+            case,
+            &[SHIPPING, "talc", "no-buffer"],
+        );
+        let expected = expected.as_str();
         assert!(
             stdout.contains(&format!(
                 "pick for {case}: 3 variants, gas on gtest, {POINTS} heap layouts, minimum effect 1 %"
             )),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("at its own layout (offset 0) ")
+                && stdout.contains(" gas against shipping's "),
             "{stdout}"
         );
         if expected == SHIPPING {

@@ -43,10 +43,14 @@ fn committed_report_is_rendered_from_committed_results() {
 #[test]
 fn committed_charts_are_drawn_from_committed_results() {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
-    let inputs = Inputs::read(&ws.results_dir()).unwrap();
+    let dir = ws.results_dir();
+    let inputs = Inputs::read(&dir).unwrap();
+    let corpus = dir.join(galloc_lab::analyse::ship::CORPUS_DIR);
+    let ship = galloc_lab::analyse::ship::from_results(&dir, &corpus).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let charts = galloc_lab::report::charts::draw(&inputs, out.path()).unwrap();
+    let charts = galloc_lab::report::charts::draw(&inputs, Some(&ship), out.path()).unwrap();
     assert!(charts.len() >= 4, "only {} charts", charts.len());
+    assert!(charts.iter().any(|c| c.file == "layouts.png"));
     for c in &charts {
         let drawn = std::fs::read(out.path().join(&c.file)).unwrap();
         let committed = std::fs::read(ws.root().join("images").join(&c.file))

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// (case, variant) -> offset -> total, for gtest's rows of one CSV of both result sets.
-type Totals = BTreeMap<(String, String), BTreeMap<u32, u64>>;
+pub(crate) type Totals = BTreeMap<(String, String), BTreeMap<u32, u64>>;
 
-fn gtest_totals(dirs: &[&Path], file: &str) -> Totals {
+pub(crate) fn gtest_totals(dirs: &[&Path], file: &str) -> Totals {
     let mut out = Totals::new();
     for dir in dirs {
         let text = std::fs::read_to_string(dir.join("gtest").join(file)).unwrap();
@@ -98,16 +98,16 @@ impl SplitMix {
 /// The population measures of one variant over `programs` in `t`, the plain way: expected
 /// change, its 95 % interval from `resamples` two-level resamples drawn from `seed`, worst
 /// program, dearer share, worst deployment and own spread.
-struct Measures {
-    expected: f64,
-    interval: (f64, f64),
+pub(crate) struct Measures {
+    pub(crate) expected: f64,
+    pub(crate) interval: (f64, f64),
     worst_program: (f64, String),
-    dearer: f64,
+    pub(crate) dearer: f64,
     worst_deployment: (f64, String, u32),
     own_spread: f64,
 }
 
-fn measures(
+pub(crate) fn measures(
     t: &Totals,
     variant: &str,
     programs: &[&str],

@@ -4,24 +4,23 @@
 //! Every chart colours a variant the same way (its place in the registry), says its unit on
 //! the axis, and comes from committed results alone, so `lab report` redraws them anywhere.
 
+use crate::analyse::ship::Ship;
 use crate::report::inputs::Inputs;
 use crate::results::{headline_backend, TotalRow};
 use anyhow::{anyhow, Context, Result};
+pub use font::font_identity;
+pub(crate) use font::load_font;
 use galloc_variants::{Variant, REFERENCE, VARIANTS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use sha2::Digest;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod calls;
+mod deployments;
+mod font;
 mod messages;
 mod verdicts;
 
-/// Where the fonts are looked for (Debian's `fonts-dejavu-core`, which `just setup` installs).
-const FONT_PATHS: [&str; 2] = [
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-];
 pub(crate) const FONT: &str = "sans-serif";
 /// Every chart is this wide: GitHub shows a page's images at about 1,000 px, so a chart drawn
 /// at that width is read at its own size, its labels as drawn.
@@ -67,6 +66,9 @@ enum Kind {
     Layouts { backend: String },
     /// The lab's design against shipping per case and the geometric mean, against the target.
     Design,
+    /// Per program of the ship verdict, shipping's and the lab's design's gas over the heap
+    /// layouts, against shipping's cheapest.
+    Deployments,
     /// Distribution of every call's fuel per op and variant, from the traces.
     Distribution { case: String },
     /// Cost per message over the scenario per variant, and the running total against the
@@ -106,9 +108,23 @@ impl Chart {
     }
 }
 
-/// The charts `inputs` support, in report order.
-pub fn plan(inputs: &Inputs) -> Vec<Chart> {
+/// The charts `inputs` (and, for `results/`, the ship verdict over every program) support, in
+/// report order.
+pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
     let mut charts = Vec::new();
+    if let Some(ship) = ship {
+        charts.push(Chart {
+            file: "layouts.png".into(),
+            caption: format!(
+                "where the heap starts: each of the {} programs' gas (gtest) at every heap layout \
+                 of the sweep, for {REFERENCE} and the lab's design (`{}`), against {REFERENCE}'s \
+                 cheapest layout; programs by {REFERENCE}'s spread",
+                ship.programs.len(),
+                galloc_variants::DESIGN
+            ),
+            kind: Kind::Deployments,
+        });
+    }
     let headline = headline_backend(&inputs.totals);
     let matrix = crate::report::verdicts::Matrix::of(inputs);
     if let Some(backend) = headline {
@@ -209,17 +225,21 @@ pub fn plan(inputs: &Inputs) -> Vec<Chart> {
 }
 
 /// Draws every chart of [`plan`] into `images`; returns them.
-pub fn draw(inputs: &Inputs, images: &Path) -> Result<Vec<Chart>> {
+pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<Chart>> {
     load_font()?;
     std::fs::create_dir_all(images)
         .with_context(|| format!("cannot create {}", images.display()))?;
-    let charts = plan(inputs);
+    let charts = plan(inputs, ship);
     let one = |c: &Chart| -> Result<()> {
         let path = images.join(&c.file);
         match &c.kind {
             Kind::Headline => verdicts::headline(inputs, &path),
             Kind::Layouts { backend } => verdicts::layout_ranges(inputs, backend, &path),
             Kind::Design => verdicts::design(inputs, &path),
+            Kind::Deployments => match ship {
+                Some(ship) => deployments::layouts(ship, &path),
+                None => Ok(()),
+            },
             Kind::Ops { case } => calls::avg_per_op(&inputs.ops, case, &path),
             Kind::Distribution { case } => calls::distribution(case, &inputs.traces, &path),
             Kind::Messages {
@@ -256,51 +276,6 @@ pub fn draw(inputs: &Inputs, images: &Path) -> Result<Vec<Chart>> {
         r?;
     }
     Ok(charts)
-}
-
-/// The font the charts are drawn with (its path and SHA-256), or what is missing: part of what
-/// the charts are made from.
-pub fn font_identity() -> String {
-    FONT_PATHS
-        .iter()
-        .find_map(|p| {
-            let bytes = std::fs::read(p).ok()?;
-            Some(format!(
-                "{p} {}",
-                crate::build::artifact::hex(&sha2::Sha256::digest(&bytes))
-            ))
-        })
-        .unwrap_or_else(|| "no font".into())
-}
-
-/// Registers the system's DejaVu Sans with plotters (once per process).
-pub(crate) fn load_font() -> Result<()> {
-    static LOADED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    LOADED
-        .get_or_init(|| {
-            let path = FONT_PATHS
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.is_file())
-                .ok_or_else(|| {
-                    format!(
-                        "no DejaVu Sans font (looked at {}); run `just setup`, which installs \
-                         Debian's fonts-dejavu-core",
-                        FONT_PATHS.join(", ")
-                    )
-                })?;
-            let bytes =
-                std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            // plotters keeps fonts for the life of the process.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            for style in [FontStyle::Normal, FontStyle::Bold] {
-                plotters::style::register_font(FONT, style, bytes)
-                    .map_err(|_| format!("{} is not a font plotters reads", path.display()))?;
-            }
-            Ok(())
-        })
-        .clone()
-        .map_err(|e| anyhow!(e))
 }
 
 fn unit_of<'a>(totals: &'a [TotalRow], backend: &str) -> &'a str {
