@@ -61,31 +61,17 @@ pub fn for_program(
             })
         })
         .collect();
-    out.sort_by(|a, b| {
-        a.all
-            .expected_pct
-            .total_cmp(&b.all.expected_pct)
-            .then_with(|| a.variant.cmp(&b.variant))
-    });
-    let named = out
-        .iter()
-        .find(|o| o.refusals.is_empty())
-        .map_or(REFERENCE.to_owned(), |o| o.variant.clone());
+    let named =
+        crate::analyse::ship::rank(&mut out, |o| (&o.all, &o.variant, o.refusals.is_empty()));
     (out, named)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyse::ship::tests::{layout_row, second_row};
     use crate::analyse::ship::RULE;
     use crate::results::{LayoutRow, SecondRow};
-
-    fn layout_row(case: &str, variant: &str, offset: u32, total: u64) -> LayoutRow {
-        LayoutRow {
-            case: case.into(),
-            ..crate::analyse::layout::tests::r(variant, offset, total)
-        }
-    }
 
     /// Program `a` at two layouts: each variant's sweep totals and its second workload's.
     fn rows(variants: &[(&str, u64, u64)]) -> (Vec<LayoutRow>, Vec<SecondRow>) {
@@ -93,7 +79,7 @@ mod tests {
         for (v, sweep, again) in variants {
             for offset in [0, 4096] {
                 l.push(layout_row("a", v, offset, *sweep));
-                s.push(SecondRow::of(layout_row("a", v, offset, *again), "a-2"));
+                s.push(second_row("a", v, offset, *again));
             }
         }
         (l, s)

@@ -153,6 +153,22 @@ impl Rule {
     }
 }
 
+/// Orders `rows` by expected change, lowest first (then by variant, so the same rows give the
+/// same order), and names the first the rule admits, or shipping. `of` gives a row's standing,
+/// variant and whether it is admitted.
+pub fn rank<T>(rows: &mut [T], of: impl Fn(&T) -> (&Population, &String, bool)) -> String {
+    rows.sort_by(|a, b| {
+        let (a, b) = (of(a), of(b));
+        a.0.expected_pct
+            .total_cmp(&b.0.expected_pct)
+            .then_with(|| a.1.cmp(b.1))
+    });
+    rows.iter()
+        .map(&of)
+        .find(|(_, _, admitted)| *admitted)
+        .map_or(REFERENCE.to_owned(), |(_, v, _)| v.clone())
+}
+
 /// A variant on one program, against shipping, on gas: the words that describe it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OnProgram {
@@ -324,16 +340,7 @@ pub fn judge(
             })
         })
         .collect();
-    rows.sort_by(|a, b| {
-        a.all
-            .expected_pct
-            .total_cmp(&b.all.expected_pct)
-            .then_with(|| a.variant.cmp(&b.variant))
-    });
-    let named = rows
-        .iter()
-        .find(|r| r.admitted())
-        .map_or(REFERENCE.to_owned(), |r| r.variant.clone());
+    let named = rank(&mut rows, |r| (&r.all, &r.variant, r.admitted()));
     let spreads: Vec<(String, f64)> = programs
         .iter()
         .map(|p| {
@@ -365,16 +372,19 @@ pub fn judge(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    fn layout_row(case: &str, variant: &str, offset: u32, total: u64) -> LayoutRow {
+
+    /// The layout tests' gtest row, under case `case`.
+    pub(crate) fn layout_row(case: &str, variant: &str, offset: u32, total: u64) -> LayoutRow {
         LayoutRow {
             case: case.into(),
             ..crate::analyse::layout::tests::r(variant, offset, total)
         }
     }
 
-    fn second_row(case: &str, variant: &str, offset: u32, total: u64) -> SecondRow {
+    /// [`layout_row`] as the case's second workload (`<case>-2`).
+    pub(crate) fn second_row(case: &str, variant: &str, offset: u32, total: u64) -> SecondRow {
         SecondRow::of(
             layout_row(case, variant, offset, total),
             &format!("{case}-2"),

@@ -126,23 +126,9 @@ impl Ship {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyse::ship::tests::{layout_row, second_row};
     use crate::analyse::ship::{judge, RULE};
-    use crate::results::{LayoutRow, SecondRow};
     use std::collections::BTreeMap;
-
-    fn layout_row(case: &str, variant: &str, offset: u32, total: u64) -> LayoutRow {
-        LayoutRow {
-            case: case.into(),
-            ..crate::analyse::layout::tests::r(variant, offset, total)
-        }
-    }
-
-    fn second_row(case: &str, variant: &str, offset: u32, total: u64) -> SecondRow {
-        SecondRow::of(
-            layout_row(case, variant, offset, total),
-            &format!("{case}-2"),
-        )
-    }
 
     /// The target is judged on default cases and held-out corpus programs only (`dex` was
     /// designed on): each clause it misses is named, and meeting every one reads as met.

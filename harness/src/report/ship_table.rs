@@ -153,7 +153,7 @@ pub fn markdown(ship: &Ship) -> String {
     );
     let _ = writeln!(
         out,
-        "| `{REFERENCE}` | | | | | {:.1} % | | | | {} | the baseline |",
+        "| `{REFERENCE}` | | | | | {:.2} % | | | | {} | the baseline |",
         ship.reference_spread_pct,
         ship.reference_code_bytes.map(thousands).unwrap_or_default()
     );
@@ -161,7 +161,7 @@ pub fn markdown(ship: &Ship) -> String {
         let p = &row.all;
         let _ = writeln!(
             out,
-            "| `{}` | {} | {:+.2} % (`{}`) | {:.1} % | {:+.2} % (`{}` at {}) | {:.1} % | {} | {} | {} / {} / {} / {} | {} | {} |",
+            "| `{}` | {} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} % | {} | {} | {} / {} / {} / {} | {} | {} |",
             row.variant,
             with_interval(p),
             p.worst_program.1,

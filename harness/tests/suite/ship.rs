@@ -276,7 +276,7 @@ fn the_ship_table_is_what_the_csvs_say() {
     close(
         numbers(&ship_row[5])[0],
         median(spreads.clone()),
-        0.05,
+        0.01,
         "shipping's own spread",
     );
     close(
@@ -318,7 +318,7 @@ fn the_ship_table_is_what_the_csvs_say() {
             "{}",
             what("worst program's name")
         );
-        close(numbers(&row[3])[0], all.dearer, 0.05, &what("dearer share"));
+        close(numbers(&row[3])[0], all.dearer, 0.01, &what("dearer share"));
         let w = numbers(&row[4]);
         close(
             w[0],
@@ -340,7 +340,7 @@ fn the_ship_table_is_what_the_csvs_say() {
         close(
             numbers(&row[5])[0],
             all.own_spread,
-            0.05,
+            0.01,
             &what("own spread"),
         );
         for (cell, m, field) in [(&row[6], &held, "held out"), (&row[7], &second, "second")] {
