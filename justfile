@@ -73,6 +73,10 @@ sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends
     cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
     cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
 
+# What share of each program's layout spread is the allocator's (issue 50; docs/design.md, "Where the heap starts"): each program's plain build with its heap base alone moved over one Gear page in 16 steps (statics in place), on gtest; prints each variant's spread over those beside its spread over the layout sweep (results/), and writes target/lab/heap-skip/skips.csv. Not in CI.
+heap-skip cases="nft-stress,vft-stress,synthetic-map,synthetic-strings,dex,market,dao,game,nft,vesting" variants="shipping,lab": setup
+    cargo run --locked -p galloc-lab --bin lab -- heap-skip --cases {{cases}} --variants {{variants}}
+
 # Re-render the report (results/README.md and a page per case in results/cases/) and the charts from results/*.csv, running nothing.
 report:
     cargo run --locked -p galloc-lab --bin lab -- report

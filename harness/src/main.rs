@@ -48,6 +48,9 @@ enum Command {
     /// What galloc should ship: every variant over the default cases and the corpus at once,
     /// and the variant the rule of docs/ship.md names, from the results files (running nothing).
     Ship(cmd::ship::Args),
+    /// What share of each program's layout spread is the allocator's: its plain build with the
+    /// heap base alone moved over one Gear page, statics in place, on gtest (an experiment).
+    HeapSkip(cmd::heap_skip::Args),
     /// A reproduction of someone else's allocator on its case (`lab reproduce pr4853`), beside
     /// shipping and the variants given, over the heap layouts on gtest: where it goes wrong and
     /// what its runs cost; writes results/<variant>/.
@@ -94,6 +97,7 @@ fn run() -> Result<()> {
         Command::Pick(args) => cmd::pick::run(&ws, args),
         Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
         Command::Ship(args) => cmd::ship::run(&ws, args),
+        Command::HeapSkip(args) => cmd::heap_skip::run(&ws, args),
         Command::Reproduce(args) => cmd::reproduce::run(&ws, args),
     }
 }

@@ -77,6 +77,11 @@ pub struct BuildRequest<'a> {
     /// that much more static data would have it. Only the program is re-linked; 0 for every
     /// build reported as is.
     pub layout_offset: u32,
+    /// Bytes by which the heap base alone is placed higher, every static left where the linker
+    /// puts it: a zeroed block linked after the last static ([`super::relink::skip_object`]).
+    /// An experiment (issue 50: what share of the layout spread is the allocator's), never a
+    /// build reported as deployed; 0 for every other build.
+    pub heap_skip: u32,
     /// More `galloc` features, comma-separated ("" for none): not variants, but switches a
     /// maintainer (or the gate's own test, with `gate-canary`) adds to a variant.
     pub extra_features: &'a str,
@@ -100,6 +105,7 @@ impl<'a> BuildRequest<'a> {
             post: PostProcess::Gear,
             layout_pad: 0,
             layout_offset: 0,
+            heap_skip: 0,
             extra_features: "",
             external: None,
         }
@@ -125,6 +131,9 @@ impl<'a> BuildRequest<'a> {
         }
         if self.layout_offset > 0 {
             config.push_str(&format!("+at{}", self.layout_offset));
+        }
+        if self.heap_skip > 0 {
+            config.push_str(&format!("+skip{}", self.heap_skip));
         }
         config
     }
@@ -239,13 +248,24 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .join(req.external.map_or(req.package, |p| p.key.as_str()));
     let raw = dir.join(format!("{config}.wasm"));
     // A plain build at the linker's own layout keeps its link: the layout points re-link it.
-    let keep_link = !req.probe && !req.is_twin() && req.layout_pad == 0 && req.layout_offset == 0;
+    let keep_link = !req.probe
+        && !req.is_twin()
+        && req.layout_pad == 0
+        && req.layout_offset == 0
+        && req.heap_skip == 0;
     super::relink::link_through_lab(
         &mut cmd,
         TARGET,
         keep_link.then(|| super::relink::stash_of(&raw)).as_deref(),
     )?;
-    let (base_flags, canonical) = global_base(ws, req)?;
+    let (mut base_flags, canonical) = global_base(ws, req)?;
+    let skip = match req.heap_skip {
+        0 => None,
+        bytes => Some(super::relink::skip_object(ws, bytes)?),
+    };
+    if let Some(object) = &skip {
+        base_flags.extend(["-C".into(), format!("link-arg={}", object.display())]);
+    }
     cmd.arg("--target-dir")
         .arg(&target_dir)
         .arg("--")
@@ -263,7 +283,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     }
     if let Some((canonical, base)) = &canonical {
         if let Some(stash) = super::relink::Stash::verified(canonical)? {
-            let bytes = stash.link(Some(*base))?;
+            let bytes = stash.link(*base, skip.as_deref())?;
             collect(&dir, &raw, &bytes, stamp.as_ref())?;
             return finish(req, config, dir, raw, bytes);
         }
@@ -331,7 +351,7 @@ fn collect(dir: &Path, raw: &Path, bytes: &[u8], stamp: Option<&Stamp>) -> Resul
 }
 
 /// A layout point's plain build at the linker's layout, and where its statics go instead.
-type Relink = (Artifact, u64);
+type Relink = (Artifact, Option<u64>);
 
 /// Largest layout offset a build can be given (bytes): four Gear pages.
 pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
@@ -344,7 +364,29 @@ pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
 fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Option<Relink>)> {
     let offset = req.layout_offset;
     if offset == 0 {
-        return Ok((Vec::new(), None));
+        if req.heap_skip == 0 {
+            return Ok((Vec::new(), None));
+        }
+        if !req.heap_skip.is_multiple_of(16) || req.heap_skip > MAX_LAYOUT_OFFSET {
+            bail!(
+                "a heap skip of {} bytes cannot be built: it must be a multiple of 16 up to \
+                 {MAX_LAYOUT_OFFSET}",
+                req.heap_skip
+            );
+        }
+        // The plain build re-linked with the skip's block after the statics: no base to move.
+        let canonical = build(
+            ws,
+            BuildRequest {
+                heap_skip: 0,
+                post: PostProcess::None,
+                ..req
+            },
+        )?;
+        return Ok((Vec::new(), Some((canonical, None))));
+    }
+    if req.heap_skip > 0 {
+        bail!("a heap skip is measured at the linker's layout: give no layout offset with it");
     }
     if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
         bail!(
@@ -369,7 +411,7 @@ fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Op
     let base = u64::from(start) + u64::from(offset);
     Ok((
         vec!["-C".into(), format!("link-arg=--global-base={base}")],
-        Some((canonical, base)),
+        Some((canonical, Some(base))),
     ))
 }
 

@@ -241,7 +241,7 @@ impl Stash {
         {
             return Ok(Some(stash));
         }
-        let again = stash.link(None);
+        let again = stash.link(None, None);
         if again.as_deref().ok() != Some(&plain.bytes[..]) {
             let why = match again {
                 Err(e) => format!("{e:#}"),
@@ -258,12 +258,13 @@ impl Stash {
     }
 
     /// The module linked with its statics from `global_base` (`None`: where the linker puts
-    /// them).
-    pub fn link(&self, global_base: Option<u64>) -> Result<Vec<u8>> {
+    /// them) and, last, the object `skip` ([`skip_object`]) when given.
+    pub fn link(&self, global_base: Option<u64>, skip: Option<&Path>) -> Result<Vec<u8>> {
+        static LINKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let tmp = self.dir.with_extension(format!(
             "link.{}-{}.out",
             std::process::id(),
-            global_base.unwrap_or(0)
+            LINKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&tmp)
             .with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -284,6 +285,9 @@ impl Stash {
         if let Some(base) = global_base {
             cmd.arg(format!("--global-base={base}"));
         }
+        // After every other input: its block is the last static, so it moves the heap base
+        // and nothing else.
+        cmd.args(skip);
         let out = out.with_context(|| format!("{}/args names no output", self.dir.display()))?;
         let result = cmd.output();
         let bytes = std::fs::read(&out);
@@ -302,4 +306,54 @@ impl Stash {
 
 fn rust_lld_name() -> String {
     rust_lld().map_or_else(|_| "rust-lld".into(), |p| p.display().to_string())
+}
+
+/// A Wasm object file holding one zeroed static of `bytes` bytes, kept by the linker
+/// (`#[used]`), for [`crate::build::artifact::BuildRequest::heap_skip`]: linked after a
+/// program's own objects, it is the last static, so the linker's `__heap_base` moves up by
+/// `bytes` and every other static stays where it was. Gear's post-processing drops its zeros
+/// (Gear's memory starts zeroed), so the program's bytes are the plain build's but for the
+/// heap base. Compiled once per size with the lab's own `rustc` into `target/lab/skip/`.
+pub fn skip_object(ws: &crate::build::workspace::Workspace, bytes: u32) -> Result<PathBuf> {
+    let dir = ws.root().join("target/lab/skip");
+    let object = dir.join(format!("{bytes}.o"));
+    if object.is_file() {
+        return Ok(object);
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = dir.join(format!(".{bytes}.{}", std::process::id()));
+    let source = tmp.with_extension("rs");
+    std::fs::write(
+        &source,
+        format!(
+            "#![no_std]\n#[used]\n#[no_mangle]\nstatic mut LAB_HEAP_SKIP: [u8; {bytes}] = [0; {bytes}];\n"
+        ),
+    )
+    .with_context(|| format!("cannot write {}", source.display()))?;
+    let out = Command::new("rustc")
+        .current_dir(ws.root())
+        .args([
+            "--crate-type",
+            "lib",
+            "--crate-name",
+            "lab_heap_skip",
+            "--emit",
+            "obj",
+        ])
+        .args(["--target", super::artifact::TARGET])
+        .args(["-C", "opt-level=z", "-C", "panic=abort", "-o"])
+        .arg(&tmp)
+        .arg(&source)
+        .output()
+        .context("cannot run rustc to make the heap-skip object")?;
+    let _ = std::fs::remove_file(&source);
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        bail!(
+            "rustc could not make the heap-skip object for {bytes} bytes:\n{}",
+            String::from_utf8_lossy(&out.stderr).trim_end()
+        );
+    }
+    std::fs::rename(&tmp, &object).with_context(|| format!("cannot write {}", object.display()))?;
+    Ok(object)
 }

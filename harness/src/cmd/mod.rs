@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod heap_skip;
 pub mod measure;
 pub mod pick;
 pub mod replay;

@@ -331,6 +331,7 @@ impl Programs<'_> {
             post: PostProcess::Gear,
             layout_pad,
             layout_offset: 0,
+            heap_skip: 0,
             extra_features: "",
             external: None,
         };

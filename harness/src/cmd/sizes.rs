@@ -38,6 +38,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 post: PostProcess::None,
                 layout_pad: 0,
                 layout_offset: 0,
+                heap_skip: 0,
                 extra_features: "",
                 external: None,
             };

@@ -124,6 +124,22 @@ pub struct LayoutRow {
     pub pages_written: Option<u64>,
 }
 
+/// The plain build of one case at the linker's layout with its heap base alone moved up by
+/// `skip` bytes (`lab heap-skip`: what share of the layout spread is the allocator's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkipRow {
+    pub backend: String,
+    pub case: String,
+    pub variant: String,
+    pub unit: String,
+    /// Bytes the heap base was moved up, every static left where the linker puts it.
+    pub skip: u32,
+    /// The linker's `__heap_base` with the skip.
+    pub heap_base: u32,
+    /// Sum of every message's cost, `init` included.
+    pub total: u64,
+}
+
 /// A case's second workload ([`crate::run::scenario::Workload`]) on one plain build at one heap
 /// layout: what every verdict on the case is checked against (`<backend>/second.csv`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

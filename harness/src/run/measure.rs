@@ -76,6 +76,7 @@ impl Builds {
                 post: PostProcess::Gear,
                 layout_pad: 0,
                 layout_offset: 0,
+                heap_skip: 0,
                 extra_features,
                 external,
             };

@@ -25,6 +25,7 @@ fn a_step_counts_every_execution_its_message_sets_off() {
             post: PostProcess::Gear,
             layout_pad: 0,
             layout_offset: 0,
+            heap_skip: 0,
             extra_features: "",
             external: Some(&program),
         },

@@ -19,6 +19,7 @@ fn a_relinked_layout_point_is_the_point_cargo_builds() {
         post: PostProcess::Gear,
         layout_pad: 0,
         layout_offset: 0,
+        heap_skip: 0,
         extra_features: "layout-pad-16",
         external: None,
     };
@@ -67,5 +68,60 @@ fn a_relinked_layout_point_is_the_point_cargo_builds() {
     assert!(
         relinked.bytes == by_cargo.bytes,
         "post-processed modules differ"
+    );
+}
+
+/// The heap-skip knob (`lab heap-skip`, issue 50) moves the heap base alone: the plain build
+/// re-linked with a zeroed block after its last static has every static where it was (the same
+/// data, at the same addresses) and its heap base `skip` bytes higher; after Gear's
+/// post-processing the module is as long as the plain one and differs only in the constants
+/// the heap base makes.
+#[test]
+fn a_heap_skip_moves_the_heap_base_and_nothing_else() {
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).expect("workspace");
+    let variant = galloc_variants::find("shipping").expect("a variant");
+    let plain = BuildRequest::deployed("lab-nft", variant);
+    let base = build(&ws, plain).unwrap();
+    let skipped = build(
+        &ws,
+        BuildRequest {
+            heap_skip: 1040,
+            ..plain
+        },
+    )
+    .unwrap();
+    assert!(skipped.config.ends_with("+skip1040"), "{}", skipped.config);
+    assert_eq!(skipped.heap_base, base.heap_base.map(|b| b + 1040));
+    use galloc_lab::build::wasm::data_start;
+    assert_eq!(
+        data_start(&skipped.bytes).unwrap(),
+        data_start(&base.bytes).unwrap()
+    );
+    assert_eq!(
+        skipped.bytes.len(),
+        base.bytes.len(),
+        "the skip's zeros are not in the module"
+    );
+    let differing = base
+        .bytes
+        .iter()
+        .zip(&skipped.bytes)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(
+        (1..=12).contains(&differing),
+        "{differing} bytes differ: more than the heap base's constants"
+    );
+    let err = build(
+        &ws,
+        BuildRequest {
+            heap_skip: 1000,
+            ..plain
+        },
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("must be a multiple of 16"),
+        "{err}"
     );
 }

@@ -199,6 +199,7 @@ fn page_hooks_cost_no_fuel() {
         post: PostProcess::Gear,
         layout_pad: 0,
         layout_offset: 0,
+        heap_skip: 0,
         extra_features: "",
         external: None,
     };

@@ -158,6 +158,7 @@ pub(super) fn execute(
                 post: PostProcess::Gear,
                 layout_pad: 0,
                 layout_offset: 0,
+                heap_skip: 0,
                 extra_features: &args.allocator_features,
                 external,
             };
