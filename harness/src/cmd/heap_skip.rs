@@ -17,12 +17,11 @@ use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::{write_csv, SkipRow};
 use galloc_lab::run::backend::BackendKind;
-use galloc_lab::run::execute::{run_case, ProbeReads};
+use galloc_lab::run::execute::{on_every_core, run_case, ProbeReads};
 use galloc_lab::run::scenario;
 use galloc_variants::REFERENCE;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 /// One Gear page: the skips span it.
 const GEAR_PAGE: u32 = 16 * 1024;
@@ -85,50 +84,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
     // Then the runs on every core, each on a fresh gtest chain.
-    let rows: Mutex<Vec<SkipRow>> = Mutex::new(Vec::new());
-    let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((case, variant, skip, artifact)) = jobs.get(j) else {
-                    return;
-                };
-                let scenario = (scenario::select(case).expect("selected above")[0].make)();
-                let ran = BackendKind::Gtest.create().and_then(|mut b| {
-                    run_case(
-                        b.as_mut(),
-                        &artifact.bytes,
-                        &scenario,
-                        ProbeReads::Never,
-                        || {},
-                    )
-                    .with_context(|| format!("{case} on gtest ({})", artifact.config))
-                });
-                match ran {
-                    Ok(run) => rows.lock().expect("no panic holds it").push(SkipRow {
-                        backend: "gtest".into(),
-                        case: (*case).into(),
-                        variant: (*variant).into(),
-                        unit: "gas".into(),
-                        skip: *skip,
-                        heap_base: artifact.heap_base.unwrap_or(0),
-                        total: run.total_cost(),
-                    }),
-                    Err(e) => {
-                        failed.lock().expect("no panic holds it").get_or_insert(e);
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = failed.into_inner().expect("no panic holds it") {
-        return Err(e);
-    }
-    let mut rows = rows.into_inner().expect("no panic holds it");
+    let mut rows = on_every_core(&jobs, |(case, variant, skip, artifact)| {
+        let scenario = (scenario::select(case)?[0].make)();
+        let mut backend = BackendKind::Gtest.create()?;
+        let run = run_case(
+            backend.as_mut(),
+            &artifact.bytes,
+            &scenario,
+            ProbeReads::Never,
+            || {},
+        )
+        .with_context(|| format!("{case} on gtest ({})", artifact.config))?;
+        Ok(SkipRow {
+            backend: "gtest".into(),
+            case: (*case).into(),
+            variant: (*variant).into(),
+            unit: "gas".into(),
+            skip: *skip,
+            heap_base: artifact.heap_base.unwrap_or(0),
+            total: run.total_cost(),
+        })
+    })?;
     rows.sort_by(|a, b| (&a.case, &a.variant, a.skip).cmp(&(&b.case, &b.variant, b.skip)));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let csv = out.join("skips.csv");

@@ -14,12 +14,11 @@ use galloc_lab::results::{
     write_csv, ArtifactRow, CostRow, LayoutRow, MeasuredRow, OutcomeRow, MANIFEST,
 };
 use galloc_lab::run::backend::{BackendKind, Unit};
-use galloc_lab::run::execute::{run_recording, CaseRun, Wrong};
+use galloc_lab::run::execute::{on_every_core, run_recording};
 use galloc_lab::run::scenario;
 use galloc_variants::{Variant, REFERENCE};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -96,42 +95,15 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let jobs: Vec<(usize, usize)> = (0..variants.len())
         .flat_map(|vi| (0..offsets.len()).map(move |oi| (vi, oi)))
         .collect();
-    // A run, and the messages in it whose outcome was not the scenario's.
-    type Recorded = (CaseRun, Vec<Wrong>);
-    let done: Mutex<Vec<Option<Recorded>>> = Mutex::new(vec![None; jobs.len()]);
-    let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                if failed.lock().expect("no panic holds it").is_some() {
-                    return;
-                }
-                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(vi, oi)) = jobs.get(j) else { return };
-                let artifact = &artifacts[vi][oi].1;
-                bar.set_message(format!("{BACKEND} {} {}", scenario.case, artifact.config));
-                let ran = BackendKind::Gtest.create().and_then(|mut b| {
-                    run_recording(b.as_mut(), &artifact.bytes, &scenario, || bar.inc(1))
-                        .with_context(|| {
-                            format!("{} on {BACKEND} ({})", scenario.case, artifact.config)
-                        })
-                });
-                match ran {
-                    Ok(r) => done.lock().expect("no panic holds it")[j] = Some(r),
-                    Err(e) => {
-                        failed.lock().expect("no panic holds it").get_or_insert(e);
-                    }
-                }
-            });
-        }
+    let done = on_every_core(&jobs, |&(vi, oi)| {
+        let artifact = &artifacts[vi][oi].1;
+        bar.set_message(format!("{BACKEND} {} {}", scenario.case, artifact.config));
+        let mut b = BackendKind::Gtest.create()?;
+        run_recording(b.as_mut(), &artifact.bytes, &scenario, || bar.inc(1))
+            .with_context(|| format!("{} on {BACKEND} ({})", scenario.case, artifact.config))
     });
     bar.finish_and_clear();
-    if let Some(e) = failed.into_inner().expect("no panic holds it") {
-        return Err(e);
-    }
-    let done = done.into_inner().expect("no panic holds it");
+    let done = done?;
 
     let mut rows = Reproduction {
         variant: repro.id.into(),
@@ -143,7 +115,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let mut artifact_rows = Vec::new();
     for (j, &(vi, oi)) in jobs.iter().enumerate() {
         let (v, (offset, artifact)) = (variants[vi], &artifacts[vi][oi]);
-        let (run, wrong) = done[j].as_ref().expect("every job ran");
+        let (run, wrong) = &done[j];
         // Only the reproduction may go wrong: a variant held against it that does has a bug
         // of its own (`lab measure` names it too).
         if let (false, Some(w)) = (v.id == repro.id, wrong.first()) {
