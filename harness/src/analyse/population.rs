@@ -77,11 +77,11 @@ impl Totals {
     }
 
     /// `variant`'s totals on `program`, by offset (empty when it did not run there).
-    pub fn of_variant(&self, program: &str, variant: &str) -> BTreeMap<u32, u64> {
+    pub fn of_variant(&self, program: &str, variant: &str) -> &BTreeMap<u32, u64> {
+        static NONE: BTreeMap<u32, u64> = BTreeMap::new();
         self.0
             .get(&(program.to_owned(), variant.to_owned()))
-            .cloned()
-            .unwrap_or_default()
+            .unwrap_or(&NONE)
     }
 
     /// Every program's deployments of `variant` against `reference`, in the order of

@@ -258,7 +258,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         TARGET,
         keep_link.then(|| super::relink::stash_of(&raw)).as_deref(),
     )?;
-    let (mut base_flags, canonical) = global_base(ws, req)?;
+    let (mut base_flags, canonical) = relink_plan(ws, req)?;
     let skip = match req.heap_skip {
         0 => None,
         bytes => Some(super::relink::skip_object(ws, bytes)?),
@@ -350,18 +350,18 @@ fn collect(dir: &Path, raw: &Path, bytes: &[u8], stamp: Option<&Stamp>) -> Resul
     Ok(())
 }
 
-/// A layout point's plain build at the linker's layout, and where its statics go instead.
+/// The plain build a point is re-linked from, and where its statics go (`None`: they stay).
 type Relink = (Artifact, Option<u64>);
 
 /// Largest layout offset a build can be given (bytes): four Gear pages.
 pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
 
-/// The linker flag that places static data `req.layout_offset` bytes above where the linker
-/// puts it for the same build without an offset (read from that build, made first: with the
-/// stack placed first, as Rust's Wasm targets link, data starts right after the stack). The
-/// flag reaches only the program's own compile and link, so every dependency is reused.
-/// Also gives the plain build at the linker's layout and the address: what a re-link needs.
-fn global_base(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Option<Relink>)> {
+/// What a layout point or heap skip is re-linked from. A point: the linker flag that places
+/// static data `req.layout_offset` bytes above where the linker puts it without an offset (read
+/// from that build, made first: with the stack first, as Rust's Wasm targets link, data starts
+/// right after it), that plain build and the address. A skip: the plain build alone (the caller
+/// adds its object). The flag reaches only the program's own compile and link.
+fn relink_plan(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Option<Relink>)> {
     let offset = req.layout_offset;
     if offset == 0 {
         if req.heap_skip == 0 {

@@ -62,9 +62,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .unwrap_or_else(|| ws.root().join("target/lab/heap-skip"));
 
     // Builds first, one at a time (cargo locks its target directory; each skip is a re-link).
+    let scenarios: Vec<_> = cases.iter().map(|c| (c.make)()).collect();
     let mut jobs = Vec::new();
-    for case in &cases {
-        let scenario = (case.make)();
+    for (case, scenario) in cases.iter().zip(&scenarios) {
         for v in &variants {
             let plain = BuildRequest::deployed(scenario.package, v);
             for &skip in &skips {
@@ -79,18 +79,17 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                         ..plain
                     },
                 )?;
-                jobs.push((case.id, v.id, skip, artifact));
+                jobs.push((case.id, scenario, v.id, skip, artifact));
             }
         }
     }
     // Then the runs on every core, each on a fresh gtest chain.
-    let mut rows = on_every_core(&jobs, |(case, variant, skip, artifact)| {
-        let scenario = (scenario::select(case)?[0].make)();
+    let mut rows = on_every_core(&jobs, |(case, scenario, variant, skip, artifact)| {
         let mut backend = BackendKind::Gtest.create()?;
         let run = run_case(
             backend.as_mut(),
             &artifact.bytes,
-            &scenario,
+            scenario,
             ProbeReads::Never,
             || {},
         )
@@ -133,7 +132,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 continue;
             };
             let over_skips = spread_pct(totals.iter().copied());
-            let over_layouts = spread_pct(sweep.of_variant(case.id, v.id).into_values());
+            let over_layouts = spread_pct(sweep.of_variant(case.id, v.id).values().copied());
             println!(
                 "| {} | {} | {over_skips:.2} % | {over_layouts:.2} % | {:.0} % |",
                 case.id,

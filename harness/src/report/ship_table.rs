@@ -111,6 +111,7 @@ pub fn markdown(ship: &Ship) -> String {
             ""
         }
     );
+    let widest = ship.reference_widest();
     let _ = writeln!(
         out,
         "A galloc release meets every Gear program at whatever heap layout its static data \
@@ -120,9 +121,9 @@ pub fn markdown(ship: &Ship) -> String {
          program's heap starts moves `{REFERENCE}`'s own gas by a median **{:.1} %** between its \
          cheapest and dearest layout (up to {:.1} %, `{}`).\n",
         n - corpus,
-        ship.reference_spread_pct,
-        ship.reference_widest.1,
-        ship.reference_widest.0,
+        ship.reference_spread_pct(),
+        widest.1,
+        widest.0,
     );
     let _ = writeln!(
         out,
@@ -154,7 +155,7 @@ pub fn markdown(ship: &Ship) -> String {
     let _ = writeln!(
         out,
         "| `{REFERENCE}` | | | | | {:.2} % | | | | {} | the baseline |",
-        ship.reference_spread_pct,
+        ship.reference_spread_pct(),
         ship.reference_code_bytes.map(thousands).unwrap_or_default()
     );
     for row in &ship.rows {

@@ -22,8 +22,8 @@ const HEAD_H: u32 = 84;
 /// A program's panel: its id, shipping's and the design's totals by offset, shipping's spread.
 struct Panel<'a> {
     program: &'a str,
-    shipping: BTreeMap<u32, u64>,
-    design: BTreeMap<u32, u64>,
+    shipping: &'a BTreeMap<u32, u64>,
+    design: &'a BTreeMap<u32, u64>,
     spread: f64,
 }
 
@@ -64,7 +64,7 @@ pub fn layouts(ship: &Ship, path: &Path) -> Result<()> {
         .iter()
         .map(|p| {
             let floor = *p.shipping.values().min().expect("not empty");
-            (above(&p.shipping, floor), above(&p.design, floor))
+            (above(p.shipping, floor), above(p.design, floor))
         })
         .collect();
     let top = series
@@ -98,7 +98,7 @@ pub fn layouts(ship: &Ship, path: &Path) -> Result<()> {
             "{} programs, widest {REFERENCE} spread first (median {:.1} %); each panel: program: \
              {REFERENCE}'s spread / {DESIGN}'s; x: KiB the static data was moved up",
             programs.len(),
-            ship.reference_spread_pct
+            ship.reference_spread_pct()
         ),
         (14, 34),
         (FONT, 15),
