@@ -73,9 +73,11 @@ sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends
     cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
     cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
 
-# What share of each program's layout spread is the allocator's (issue 50; docs/design.md, "Where the heap starts"): each program's plain build with its heap base alone moved over one Gear page in 16 steps (statics in place), on gtest; prints each variant's spread over those beside its spread over the layout sweep (results/), and writes target/lab/heap-skip/skips.csv. Not in CI.
+# Where the heap starts (issue 50; results/heap/README.md, docs/design.md "Where the heap starts"): each program's plain build with its heap base alone moved over one Gear page in 16 steps (statics in place) on gtest, each variant's spread over those beside its spread over the layout sweep (results/); and a page map per program (every page each message touches, by kind, for shipping and lab at lab's cheapest and dearest layout, on the wasmtime meter). Writes results/heap/ (README.md, skips.csv, pages.csv.zst, images/), then re-renders both reports, whose case pages show the maps. Not in CI (about 5 min here once the sweep's builds exist).
 heap-skip cases="nft-stress,vft-stress,synthetic-map,synthetic-strings,dex,market,dao,game,nft,vesting" variants="shipping,lab": setup
     cargo run --locked -p galloc-lab --bin lab -- heap-skip --cases {{cases}} --variants {{variants}}
+    cargo run -q --locked -p galloc-lab --bin lab -- report
+    cargo run -q --locked -p galloc-lab --bin lab -- report --results results/corpus
 
 # Re-render the report (results/README.md and a page per case in results/cases/) and the charts from results/*.csv, running nothing.
 report:

@@ -27,6 +27,11 @@ pub struct About {
     /// Where the rows the report is made from are, as the report names them.
     pub rows: String,
     pub program: Option<super::metadata::ProgramSource>,
+    /// Where the heap-start study (`results/heap/`, `just heap-skip`) is, relative to this
+    /// directory, when it is there and this directory is one of the lab's result sets.
+    pub heap_study: Option<String>,
+    /// The cases it drew a page map of, each with the map's link from the case's page.
+    pub page_maps: std::collections::BTreeMap<String, String>,
 }
 
 impl About {
@@ -66,10 +71,36 @@ impl About {
                 .to_string(),
             _ => "`<backend>/*.csv` beside this page".to_owned(),
         };
+        // The study sits at results/heap/; its links climb out of this directory to it.
+        let mut heap_study = None;
+        let mut page_maps = std::collections::BTreeMap::new();
+        let study = results.join(crate::results::HEAP_DIR);
+        if let (Ok(rel), true) = (dir.strip_prefix(&results), study.join("README.md").exists()) {
+            let up = "../".repeat(rel.components().count());
+            heap_study = Some(format!("{up}{}/README.md", crate::results::HEAP_DIR));
+            for entry in std::fs::read_dir(study.join("images"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(case) = name
+                    .strip_prefix("pages-")
+                    .and_then(|n| n.strip_suffix(".png"))
+                {
+                    page_maps.insert(
+                        case.to_owned(),
+                        format!("../{up}{}/images/{name}", crate::results::HEAP_DIR),
+                    );
+                }
+            }
+        }
         About {
             command,
             rows,
             program,
+            heap_study,
+            page_maps,
         }
     }
 }
@@ -226,6 +257,14 @@ fn main_page(
         if let Some(c) = plan.iter().find(|c| c.file == "layouts.png") {
             let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
         }
+        if let Some(study) = &about.heap_study {
+            let _ = writeln!(
+                out,
+                "How much of that spread the heap base alone makes, with statics left in place, \
+                 and which pages each message touches at a cheap and a dear layout (page maps): \
+                 [where the heap starts]({study}) (`just heap-skip`).\n"
+            );
+        }
         crate::report::ship_table::target(&mut out, ship);
     }
     out.push_str(&verdicts::verdict_rule(inputs));
@@ -298,6 +337,15 @@ fn case_page(
         for c in charts {
             let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
         }
+    }
+    if let (Some(map), Some(study)) = (about.page_maps.get(case), &about.heap_study) {
+        let _ = writeln!(
+            out,
+            "\n## Where the heap starts\n\nEvery Gear page each message touches, by what touched \
+             it first, for `shipping` and `lab` at `lab`'s cheapest and dearest layout of the \
+             sweep (from `just heap-skip`; the study, with the heap base moved alone: \
+             [where the heap starts](../{study})).\n\n![{case}: page map]({map})\n"
+        );
     }
     out.push_str(&tables::op_tables(inputs));
     out.push_str(&tables::probe_validation(inputs));

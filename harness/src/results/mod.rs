@@ -140,6 +140,33 @@ pub struct SkipRow {
     pub total: u64,
 }
 
+/// One page one message touched, on the wasmtime meter's page map of a probe build placed
+/// like a plain build at a layout of the sweep (`lab heap-skip`: `results/heap/pages.csv.zst`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageMapRow {
+    pub case: String,
+    pub variant: String,
+    /// `cheap` or `dear`: the lab's design's cheapest or dearest layout of the sweep on gtest.
+    pub layout: String,
+    /// That layout's offset in the sweep (bytes the statics were moved up).
+    pub offset: u32,
+    /// The plain build's heap base there; the probe build's is in the same place in its Gear
+    /// page.
+    pub heap_base: u32,
+    /// The probe build's heap base.
+    pub probe_heap_base: u32,
+    /// The message (0 is `init`).
+    pub message: u32,
+    /// The 16 KiB Gear page.
+    pub page: u32,
+    /// [`crate::run::backend::wasmtime::PageKind`]'s name.
+    pub kind: String,
+    pub written: bool,
+}
+
+/// `results/heap/`: where the heap-start study writes (`just heap-skip`).
+pub const HEAP_DIR: &str = "heap";
+
 /// A case's second workload ([`crate::run::scenario::Workload`]) on one plain build at one heap
 /// layout: what every verdict on the case is checked against (`<backend>/second.csv`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

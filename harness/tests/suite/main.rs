@@ -13,6 +13,7 @@ mod codebase;
 mod contracts;
 mod counting;
 mod dropin;
+mod heap;
 mod integrity;
 mod layouts;
 mod links;

@@ -247,3 +247,74 @@ fn every_call_of_the_probe_build_is_collected() {
     }
     assert!(seq > 1000, "nft-stress allocates: {seq}");
 }
+
+/// A page map (`lab heap-skip`) watches without changing anything: every message of a probe
+/// build costs the same fuel and counts the same pages and first touches with it as without;
+/// each message's map holds every page it counts exactly once (the stack apart), a state read
+/// adds no map, and the map dates blocks: nft-stress's messages touch blocks given out in
+/// them and blocks from earlier ones.
+#[test]
+fn a_page_map_changes_no_count_and_places_every_page() {
+    use galloc_lab::run::backend::wasmtime::PageKind;
+    let ws = workspace();
+    let scenario = (select("nft-stress").unwrap()[0].make)();
+    let variant = galloc_variants::find("lab").unwrap();
+    let artifact = build(
+        &ws,
+        BuildRequest {
+            probe: true,
+            ..BuildRequest::deployed(scenario.package, variant)
+        },
+    )
+    .unwrap();
+    let heap_base = artifact.heap_base.unwrap();
+    let mut plain = WasmtimeBackend::new().unwrap();
+    plain.heap_base(heap_base);
+    let mut mapping = WasmtimeBackend::mapping_pages().unwrap();
+    mapping.heap_base(heap_base);
+    let run = |b: &mut WasmtimeBackend| {
+        run_case(
+            b,
+            &artifact.bytes,
+            &scenario,
+            ProbeReads::EveryMessage,
+            || {},
+        )
+        .unwrap()
+    };
+    let (without, with) = (run(&mut plain), run(&mut mapping));
+    assert!(plain.take_page_maps().iter().all(|m| m.is_empty()));
+    let maps = mapping.take_page_maps().remove(0);
+    assert_eq!(
+        maps.len(),
+        with.messages.len(),
+        "one map a message, none a state read"
+    );
+    let mut kinds = std::collections::BTreeSet::new();
+    for ((a, b), map) in without.messages.iter().zip(&with.messages).zip(&maps) {
+        assert_eq!((a.cost, a.pages), (b.cost, b.pages), "message {}", a.index);
+        let counts = b.pages.unwrap();
+        let charged: Vec<u32> = map
+            .iter()
+            .filter(|p| p.kind != PageKind::Stack)
+            .map(|p| p.page)
+            .collect();
+        assert_eq!(
+            charged.len() as u32,
+            counts.read + counts.write,
+            "message {}",
+            a.index
+        );
+        assert!(charged.windows(2).all(|w| w[0] < w[1]), "each page once");
+        kinds.extend(map.iter().map(|p| p.kind));
+    }
+    assert_eq!(without.probe, with.probe);
+    for kind in [
+        PageKind::Stack,
+        PageKind::Static,
+        PageKind::NewBlock,
+        PageKind::OldBlock,
+    ] {
+        assert!(kinds.contains(&kind), "{kind:?} in {kinds:?}");
+    }
+}

@@ -19,6 +19,7 @@ mod calls;
 mod deployments;
 mod font;
 mod messages;
+pub mod page_map;
 mod verdicts;
 
 pub(crate) const FONT: &str = "sans-serif";

@@ -28,9 +28,11 @@
 //! the module's instrumentation in `prepare.rs`.
 
 mod host;
+mod page_map;
 mod pages;
 mod prepare;
 
+pub use page_map::{MappedPage, PageKind};
 pub use pages::{FirstTouch, PageCounts};
 
 use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
@@ -79,6 +81,8 @@ pub struct WasmtimeBackend {
     programs: Vec<Program>,
     /// `__heap_base` of the programs deployed from now on, when told ([`Backend::heap_base`]).
     heap_base: Option<u32>,
+    /// Whether programs deployed from now on keep a page map ([`WasmtimeBackend::map_pages`]).
+    map_pages: bool,
 }
 
 /// One engine for the process, so compiled modules are shared by every backend instance
@@ -176,14 +180,17 @@ impl Host {
             if r.seq != self.last_seq {
                 self.last_seq = r.seq;
                 // The blocks the call handled: the one passed in and the one returned.
-                let block = |at: u32, len: u32| u64::from(at)..u64::from(at) + u64::from(len);
+                let block = |at: u32, len: u32| match at {
+                    0 => 0..0,
+                    at => u64::from(at)..u64::from(at) + u64::from(len),
+                };
                 let new_len = if r.op == Op::Realloc as u32 {
                     r.new_size
                 } else {
                     r.size
                 };
                 self.pages
-                    .call_done(&[block(r.ptr, r.size), block(r.result, new_len)]);
+                    .call_done(block(r.ptr, r.size), block(r.result, new_len));
                 self.ops.push(r);
             }
         }
@@ -289,7 +296,26 @@ impl WasmtimeBackend {
             track_pages,
             programs: Vec::new(),
             heap_base: None,
+            map_pages: false,
         })
+    }
+
+    /// A page-tracking meter whose probe builds also keep, per message, every page touched
+    /// with its kind (stack, static, the allocator's state, blocks by age): a page map, read
+    /// with [`WasmtimeBackend::take_page_maps`]. Counts and fuel are the same as without it.
+    pub fn mapping_pages() -> Result<Self> {
+        let mut meter = Self::with_page_tracking(true)?;
+        meter.map_pages = true;
+        Ok(meter)
+    }
+
+    /// Per program deployed, in order, the page map of each of its messages (`init` first)
+    /// since the last call; empty maps for programs that are not probe builds.
+    pub fn take_page_maps(&mut self) -> Vec<Vec<Vec<MappedPage>>> {
+        self.programs
+            .iter_mut()
+            .map(|p| p.store.data_mut().pages.take_map())
+            .collect()
     }
 
     fn compile(&mut self, code: &[u8]) -> Result<Arc<Compiled>> {
@@ -389,7 +415,11 @@ impl WasmtimeBackend {
                 mem[..snapshot.len()].copy_from_slice(&snapshot);
                 mem[snapshot.len()..].fill(0);
             }
-            host.pages.rollback(mem)
+            let counts = host.pages.rollback(mem);
+            if read_only {
+                host.pages.forget_last_map();
+            }
+            counts
         } else {
             let freed = host.heap.freed();
             for range in &freed {
@@ -478,6 +508,9 @@ impl Backend for WasmtimeBackend {
             &self.engine,
             Host::new(prepared.static_pages, prepared.stack_end),
         );
+        if self.map_pages {
+            store.data_mut().pages.map_pages();
+        }
         let memory = Memory::new(
             &mut store,
             MemoryType::new(prepared.static_pages, Some(MAX_PAGES)),

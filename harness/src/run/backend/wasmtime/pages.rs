@@ -6,6 +6,7 @@
 //! and uploading each page whose content changed. Fuel counts none of that; these counts sit
 //! beside fuel in every result so the embedded meter is not blind to it.
 
+use super::page_map::{Ages, MappedPage, PageKind};
 use serde::{Deserialize, Serialize};
 
 /// Gear's page: the unit lazy pages charge per.
@@ -111,6 +112,9 @@ struct Attribution {
     first: Vec<(usize, Where)>,
     /// Per page: first touched inside an allocator call, and not outside one since.
     allocator_only: Vec<bool>,
+    /// With a page map only: where each page was first touched (its address), the live
+    /// blocks by start (end, the message that got it) and the blocks freed in this message.
+    ages: Option<Ages>,
 }
 
 impl Attribution {
@@ -124,11 +128,14 @@ impl Attribution {
                 Where::AllocatorHeap
             };
             self.first.push((page, place));
+            if let Some(ages) = &mut self.ages {
+                ages.first_at.push((page, addr));
+            }
         }
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum State {
     Untouched,
     Read,
@@ -146,6 +153,8 @@ pub struct PageLog {
     undo: Vec<(usize, Box<[u8]>)>,
     counts: PageCounts,
     attribution: Option<Attribution>,
+    /// Per message, the pages it touched by kind ([`PageLog::map_pages`]).
+    map: Option<Vec<Vec<MappedPage>>>,
 }
 
 impl PageLog {
@@ -159,6 +168,32 @@ impl PageLog {
             undo: Vec::new(),
             counts: PageCounts::default(),
             attribution: None,
+            map: None,
+        }
+    }
+
+    /// Also keeps, per message, every page it touched with its [`PageKind`] (after
+    /// [`PageLog::attribute`]: a probe build), stack pages included; the counts stay as they
+    /// are. Read them with [`PageLog::take_map`].
+    pub fn map_pages(&mut self) {
+        self.map = Some(Vec::new());
+        if let Some(a) = &mut self.attribution {
+            a.ages = Some(Ages::default());
+        }
+    }
+
+    /// The page maps of the messages so far, `init` first; empty without [`PageLog::map_pages`].
+    pub fn take_map(&mut self) -> Vec<Vec<MappedPage>> {
+        self.map.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Drops the last message's map: a read of state, not a message.
+    pub fn forget_last_map(&mut self) {
+        if let Some(map) = &mut self.map {
+            map.pop();
+        }
+        if let Some(ages) = self.attribution.as_mut().and_then(|a| a.ages.as_mut()) {
+            ages.message = ages.message.saturating_sub(1);
         }
     }
 
@@ -171,6 +206,7 @@ impl PageLog {
             pending: Vec::new(),
             first: Vec::new(),
             allocator_only: vec![false; self.state.len()],
+            ages: self.map.is_some().then(Ages::default),
         });
     }
 
@@ -183,11 +219,23 @@ impl PageLog {
         }
     }
 
-    /// The call whose bracket just ended handled these blocks (byte ranges): the pages first
-    /// touched inside it are now attributed.
-    pub fn call_done(&mut self, blocks: &[std::ops::Range<u64>]) {
+    /// The call whose bracket just ended took back `freed` and gave out `given` (byte ranges,
+    /// either empty): the pages first touched inside it are now attributed.
+    pub fn call_done(&mut self, freed: std::ops::Range<u64>, given: std::ops::Range<u64>) {
         if let Some(a) = &mut self.attribution {
-            a.settle(blocks);
+            a.settle(&[freed.clone(), given.clone()]);
+            if let Some(ages) = &mut a.ages {
+                ages.call(freed, given);
+            }
+        }
+    }
+
+    /// The first page accesses are followed on: the stack's too when mapping pages.
+    fn from(&self) -> usize {
+        if self.map.is_some() {
+            0
+        } else {
+            self.first_tracked
         }
     }
 
@@ -205,7 +253,7 @@ impl PageLog {
                 .as_ref()
                 .is_some_and(|a| !a.inside && a.allocator_only[page])
         };
-        (first.max(self.first_tracked)..=last.min(self.state.len() - 1)).any(|page| {
+        (first.max(self.from())..=last.min(self.state.len() - 1)).any(|page| {
             outside_on_allocators_page(page)
                 || match self.state[page] {
                     State::Untouched => true,
@@ -223,8 +271,19 @@ impl PageLog {
         }
         let first = (addr / GEAR_PAGE as u64) as usize;
         let last = ((addr + len - 1) / GEAR_PAGE as u64) as usize;
-        for page in first.max(self.first_tracked)..=last.min(self.state.len() - 1) {
+        for page in first.max(self.from())..=last.min(self.state.len() - 1) {
             let state = self.state[page];
+            if page < self.first_tracked {
+                // A stack page, for the map only: neither counted nor kept for a rollback.
+                if state == State::Untouched || write {
+                    self.state[page] = if write {
+                        State::Written
+                    } else {
+                        state.max(State::Read)
+                    };
+                }
+                continue;
+            }
             if let Some(a) = &mut self.attribution {
                 if !a.inside {
                     a.allocator_only[page] = false;
@@ -245,6 +304,9 @@ impl PageLog {
                                 Where::ProgramHeap
                             };
                             a.first.push((page, place));
+                            if let Some(ages) = &mut a.ages {
+                                ages.first_at.push((page, at));
+                            }
                         }
                     }
                     if self.stored[page] {
@@ -299,6 +361,48 @@ impl PageLog {
         self.finish()
     }
 
+    /// The running message's pages by kind, from where each was first touched (`first`).
+    fn mapped(&mut self, first: &[(usize, Where)]) -> Vec<MappedPage> {
+        let ages = self.attribution.as_mut().and_then(|a| a.ages.as_mut());
+        let mut kinds: Vec<(usize, PageKind)> = Vec::new();
+        if let Some(ages) = ages {
+            let message = ages.message;
+            for ((page, place), (_, at)) in first.iter().zip(&ages.first_at) {
+                let kind = match place {
+                    Where::ProgramStatic => PageKind::Static,
+                    Where::AllocatorStatic | Where::AllocatorHeap => PageKind::AllocatorState,
+                    Where::AllocatorBlock | Where::ProgramHeap => match ages.born(*at) {
+                        Some(born) if born == message => PageKind::NewBlock,
+                        Some(_) => PageKind::OldBlock,
+                        None if *place == Where::AllocatorBlock => PageKind::AllocatorState,
+                        None => PageKind::Heap,
+                    },
+                };
+                kinds.push((*page, kind));
+            }
+            ages.first_at.clear();
+            ages.freed_now.clear();
+            ages.message += 1;
+        }
+        self.state
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s != State::Untouched)
+            .map(|(page, s)| MappedPage {
+                page: page as u32,
+                kind: if page < self.first_tracked {
+                    PageKind::Stack
+                } else {
+                    kinds
+                        .iter()
+                        .find(|(p, _)| *p == page)
+                        .map_or(PageKind::Heap, |(_, k)| *k)
+                },
+                written: *s == State::Written,
+            })
+            .collect()
+    }
+
     fn finish(&mut self) -> PageCounts {
         let mut first = Vec::new();
         if let Some(a) = &mut self.attribution {
@@ -321,6 +425,10 @@ impl PageLog {
                 t.allocator_only += u32::from(std::mem::take(&mut a.allocator_only[*page]));
             }
             self.counts.first_touch = Some(t);
+        }
+        if self.map.is_some() {
+            let pages = self.mapped(&first);
+            self.map.as_mut().expect("checked").push(pages);
         }
         // Which pages, not just how many, and on a probe build where each was first touched:
         // the clue to where an allocator costs pages (docs/results.md, "Reading the results").
@@ -405,7 +513,7 @@ mod tests {
         log.touch(&mem, 5 * page - 4, 8, true); // the block, over pages 4 and 5
         log.counter_read(); // the call ends
         log.touch(&mem, 6 * page, 8, true); // program: heap (after the call, before its record)
-        log.call_done(&[0..0, 5 * page - 4..5 * page + 60]); // its record: `malloc` -> block
+        log.call_done(0..0, 5 * page - 4..5 * page + 60); // its record: `malloc` -> block
         log.touch(&mem, 3 * page + 200, 1, false); // page 3, above the heap base: heap
         log.touch(&mem, 5 * page + 8, 4, true); // the program writes its block's page
         let counts = log.commit(&mem, &[]);
