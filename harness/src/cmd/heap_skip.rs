@@ -24,7 +24,9 @@ use galloc_lab::analyse::population::Totals;
 use galloc_lab::analyse::ship;
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
-use galloc_lab::report::heap::{page_map_file, page_map_table, per_skip_table, spread_table};
+use galloc_lab::report::heap::{
+    dear_minus_cheap, page_map_file, page_map_table, per_skip_table, spread_table,
+};
 use galloc_lab::report::{charts, metadata};
 use galloc_lab::results::{
     write_csv, write_file, MeasuredRow, PageMapRow, SkipRow, HEAP_DIR, MANIFEST,
@@ -170,6 +172,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             per_skip_table(&rows, &case_ids, &variant_ids)
         );
         if !maps.is_empty() {
+            md.push_str(&format!(
+                "## What a dear layout adds\n\nPer program, the gas the dearest of the sweep's \
+                 layouts costs over the cheapest, a message (in first-written Gear pages beside \
+                 it), for `{REFERENCE}` and `{DESIGN}` (gtest, `results/`, `results/corpus/`); \
+                 the spread is that difference over the cheapest. Where the two differences are \
+                 alike, the cheaper allocator has the wider spread.\n\n{}\n",
+                dear_minus_cheap(&sweep, &maps, &case_ids, REFERENCE, DESIGN)
+            ));
             md.push_str(
                 "## Page maps\n\nPer message, every 16 KiB Gear page it touched, by what touched \
                  it first: the stack (never charged), static data, the allocator's state \

@@ -83,6 +83,80 @@ pub fn spread_table(
     out
 }
 
+/// Gas of a first write to a 16 KiB Gear page with its upload (Gear's schedule: signal write
+/// 34,056,454 + `upload_page_data` 102,822,864): the unit a dear layout's extra page costs.
+pub const PAGE_WRITE_GAS: f64 = 136_879_318.0;
+
+/// Per program: what a dear layout adds over a cheap one, in gas a message and in written
+/// pages a message, for shipping and `design`, over the sweep's layouts; beside each, the
+/// spread (the same difference over the cheapest). `messages` per case from the page maps.
+pub fn dear_minus_cheap(
+    sweep: &Totals,
+    maps: &[PageMapRow],
+    cases: &[&str],
+    reference: &str,
+    design: &str,
+) -> String {
+    let mut out = format!(
+        "| program | messages | `{reference}`: dear − cheap, gas a message (pages) | spread | \
+         `{design}`: dear − cheap, gas a message (pages) | spread | `{design}` / `{reference}` \
+         |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+    );
+    let mut ratios = Vec::new();
+    for case in cases {
+        let messages = maps
+            .iter()
+            .filter(|r| r.case == *case)
+            .map(|r| r.message + 1)
+            .max();
+        let (Some(messages), false, false) = (
+            messages,
+            sweep.of_variant(case, reference).is_empty(),
+            sweep.of_variant(case, design).is_empty(),
+        ) else {
+            continue;
+        };
+        let of = |variant: &str| {
+            let totals = sweep.of_variant(case, variant);
+            let (lo, hi) = totals
+                .values()
+                .fold((u64::MAX, 0), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
+            (
+                (hi - lo) as f64 / f64::from(messages),
+                spread_pct(totals.values().copied()),
+            )
+        };
+        let ((r, r_spread), (d, d_spread)) = (of(reference), of(design));
+        ratios.push(d / r);
+        let _ = writeln!(
+            out,
+            "| {case} | {messages} | {:.1}M ({:.2}) | {r_spread:.2} % | {:.1}M ({:.2}) | \
+             {d_spread:.2} % | {:.2} |",
+            r / 1e6,
+            r / PAGE_WRITE_GAS,
+            d / 1e6,
+            d / PAGE_WRITE_GAS,
+            d / r
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    if !ratios.is_empty() {
+        let n = ratios.len();
+        let median = if n % 2 == 1 {
+            ratios[n / 2]
+        } else {
+            (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
+        };
+        let _ = writeln!(
+            out,
+            "\nMedian `{design}` / `{reference}`: **{median:.2}** ({n} programs). A first-written \
+             page costs {:.1}M gas (signal write and upload, Gear's schedule).",
+            PAGE_WRITE_GAS / 1e6
+        );
+    }
+    out
+}
+
 /// Each (case, variant)'s gas at every skip, in percent above its own at skip 0.
 pub fn per_skip_table(skips: &[SkipRow], cases: &[&str], variants: &[&str]) -> String {
     let by = by_pair(skips);
@@ -248,5 +322,41 @@ mod tests {
             per_skip.contains("| a | lab | +0.0 | +10.0 |"),
             "{per_skip}"
         );
+    }
+
+    #[test]
+    fn a_dear_layout_adds_the_same_page_to_both_and_the_cheaper_spreads_wider() {
+        let page = PAGE_WRITE_GAS as u64;
+        let row = |variant: &str, offset: u32, total: u64| LayoutRow {
+            variant: variant.into(),
+            ..layout("a", offset, total)
+        };
+        let sweep = Totals::of_sweep(
+            &[
+                row("shipping", 0, 1_000_000_000),
+                row("shipping", 4096, 1_000_000_000 + 2 * page),
+                row("lab", 0, 500_000_000),
+                row("lab", 4096, 500_000_000 + 2 * page),
+            ],
+            "gtest",
+        );
+        let map = |message: u32| PageMapRow {
+            case: "a".into(),
+            variant: "lab".into(),
+            layout: "cheap".into(),
+            offset: 0,
+            heap_base: 0,
+            probe_heap_base: 0,
+            message,
+            page: 70,
+            kind: "static".into(),
+            written: true,
+        };
+        let table = dear_minus_cheap(&sweep, &[map(0), map(1)], &["a"], "shipping", "lab");
+        assert!(
+            table.contains("| a | 2 | 136.9M (1.00) | 27.38 % | 136.9M (1.00) | 54.75 % | 1.00 |"),
+            "{table}"
+        );
+        assert!(table.contains("**1.00** (1 programs)"), "{table}");
     }
 }
