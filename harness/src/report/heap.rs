@@ -2,6 +2,7 @@
 //! `lab heap-skip` wrote: what share of each program's layout spread the heap base alone
 //! reproduces, each variant's gas at every skip, and the page maps.
 
+use crate::analyse::layout::median;
 use crate::analyse::population::{spread_pct, Totals};
 use crate::results::{PageMapRow, SkipRow};
 use crate::run::backend::wasmtime::PageKind;
@@ -66,12 +67,7 @@ pub fn spread_table(
     }
     for variant in variants {
         if let Some(s) = shares.get_mut(variant) {
-            s.sort_by(f64::total_cmp);
-            let median = if s.len() % 2 == 1 {
-                s[s.len() / 2]
-            } else {
-                (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
-            };
+            let median = median(s);
             let _ = writeln!(
                 out,
                 "\nThe heap base alone reproduces a median **{median:.1} %** of `{variant}`'s \
@@ -139,14 +135,9 @@ pub fn dear_minus_cheap(
             d / r
         );
     }
-    ratios.sort_by(f64::total_cmp);
     if !ratios.is_empty() {
         let n = ratios.len();
-        let median = if n % 2 == 1 {
-            ratios[n / 2]
-        } else {
-            (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
-        };
+        let median = median(&mut ratios);
         let _ = writeln!(
             out,
             "\nMedian `{design}` / `{reference}`: **{median:.2}** ({n} programs). A first-written \
