@@ -16,7 +16,7 @@
 //! re-linked to put its heap base where the plain build's is in its Gear page (its own
 //! records sit in its statics, so the plain build's exact base is not always reachable).
 //!
-//! Everything goes to `results/heap/` (README.md, skips.csv, pages.csv.zst, images/), written
+//! Everything goes to `results/heap-skip/` (README.md, skips.csv, pages.csv.zst, images/), written
 //! all together or not at all.
 
 use anyhow::{bail, Context, Result};
@@ -55,7 +55,7 @@ pub struct Args {
     /// Skips over one Gear page, 0 (the plain build) first, each a multiple of 16 bytes.
     #[arg(long, default_value_t = 16)]
     points: u32,
-    /// Where the study is written (default: `results/heap/`).
+    /// Where the study is written (default: `results/heap-skip/`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Leave out the page maps.

@@ -27,7 +27,7 @@ pub struct About {
     /// Where the rows the report is made from are, as the report names them.
     pub rows: String,
     pub program: Option<super::metadata::ProgramSource>,
-    /// Where the heap-start study (`results/heap/`, `just heap-skip`) is, relative to this
+    /// Where the heap-start study (`results/heap-skip/`, `just heap-skip`) is, relative to this
     /// directory, when it is there and this directory is one of the lab's result sets.
     pub heap_study: Option<String>,
     /// The cases it drew a page map of, each with the map's link from the case's page.
@@ -71,7 +71,7 @@ impl About {
                 .to_string(),
             _ => "`<backend>/*.csv` beside this page".to_owned(),
         };
-        // The study sits at results/heap/; its links climb out of this directory to it.
+        // The study sits at results/heap-skip/; its links climb out of this directory to it.
         let mut heap_study = None;
         let mut page_maps = std::collections::BTreeMap::new();
         let study = results.join(crate::results::HEAP_DIR);

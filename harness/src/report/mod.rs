@@ -8,7 +8,7 @@
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`ship_table`]: the ship verdict's table.
 //! - [`pick`]: `lab pick`'s answer for one program.
-//! - [`heap`]: where the heap starts (`results/heap/`): the heap-skip study and page maps.
+//! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 //! - [`metadata`]: `results/metadata.json`, what produced the results.
 //! - [`staging`]: a command's outputs reach the real directories all together or not at all.

@@ -141,7 +141,7 @@ pub struct SkipRow {
 }
 
 /// One page one message touched, on the wasmtime meter's page map of a probe build placed
-/// like a plain build at a layout of the sweep (`lab heap-skip`: `results/heap/pages.csv.zst`).
+/// like a plain build at a layout of the sweep (`lab heap-skip`: `results/heap-skip/pages.csv.zst`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageMapRow {
     pub case: String,
@@ -164,8 +164,8 @@ pub struct PageMapRow {
     pub written: bool,
 }
 
-/// `results/heap/`: where the heap-start study writes (`just heap-skip`).
-pub const HEAP_DIR: &str = "heap";
+/// `results/heap-skip/`: where the heap-start study writes (`just heap-skip`).
+pub const HEAP_DIR: &str = "heap-skip";
 
 /// A case's second workload ([`crate::run::scenario::Workload`]) on one plain build at one heap
 /// layout: what every verdict on the case is checked against (`<backend>/second.csv`).

@@ -1,4 +1,4 @@
-//! `results/heap/` (`just heap-skip`) holds together with the sweep it was drawn from, by
+//! `results/heap-skip/` (`just heap-skip`) holds together with the sweep it was drawn from, by
 //! relations that are exact: a skip of 0 is the sweep's own build at the linker's layout (same
 //! heap base, same gas, as gtest is deterministic), every skip moves the heap base by itself
 //! and nothing else, and each page map is drawn at the layout it names, with the probe build's
@@ -92,4 +92,19 @@ fn the_heap_study_is_the_sweeps_builds_moved() {
             "{case}"
         );
     }
+}
+
+/// The study's directory is named for its recipe, as every result set directly under
+/// `results/` is (`report::metadata::regenerated_by`): the hints and the report then name a
+/// command that exists, and the directory's metadata records the same one.
+#[test]
+fn the_study_names_the_recipe_that_writes_it() {
+    let dir = results().join(HEAP_DIR);
+    let root = results().parent().unwrap().to_path_buf();
+    let by = galloc_lab::report::metadata::regenerated_by(Some(&root), &dir, None);
+    assert_eq!(by.as_deref(), Some("just heap-skip"));
+    let justfile = std::fs::read_to_string(root.join("justfile")).unwrap();
+    assert!(justfile.lines().any(|l| l.starts_with("heap-skip ")), "no recipe");
+    let recorded = galloc_lab::report::metadata::read(&dir).unwrap();
+    assert_eq!(recorded.regenerate_with, "just heap-skip");
 }
