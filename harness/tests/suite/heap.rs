@@ -104,7 +104,10 @@ fn the_study_names_the_recipe_that_writes_it() {
     let by = galloc_lab::report::metadata::regenerated_by(Some(&root), &dir, None);
     assert_eq!(by.as_deref(), Some("just heap-skip"));
     let justfile = std::fs::read_to_string(root.join("justfile")).unwrap();
-    assert!(justfile.lines().any(|l| l.starts_with("heap-skip ")), "no recipe");
+    assert!(
+        justfile.lines().any(|l| l.starts_with("heap-skip ")),
+        "no recipe"
+    );
     let recorded = galloc_lab::report::metadata::read(&dir).unwrap();
     assert_eq!(recorded.regenerate_with, "just heap-skip");
 }
