@@ -20,6 +20,7 @@
 //! all together or not at all.
 
 use anyhow::{bail, Context, Result};
+use galloc_lab::analyse::layout::GEAR_PAGE;
 use galloc_lab::analyse::population::Totals;
 use galloc_lab::analyse::ship;
 use galloc_lab::build::artifact::{build, BuildRequest};
@@ -37,9 +38,6 @@ use galloc_lab::run::execute::{on_every_core, run_case, ProbeReads};
 use galloc_lab::run::scenario;
 use galloc_variants::{DESIGN, REFERENCE};
 use std::path::PathBuf;
-
-/// One Gear page: the skips span it.
-const GEAR_PAGE: u32 = 16 * 1024;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -2,7 +2,7 @@
 //! `lab heap-skip` wrote: what share of each program's layout spread the heap base alone
 //! reproduces, each variant's gas at every skip, and the page maps.
 
-use crate::analyse::layout::median;
+use crate::analyse::layout::{median, GEAR_PAGE};
 use crate::analyse::population::{spread_pct, Totals};
 use crate::results::{PageMapRow, SkipRow};
 use crate::run::backend::wasmtime::PageKind;
@@ -12,6 +12,14 @@ use std::fmt::Write;
 /// The image of `case`'s page map, under the directory's `images/`.
 pub fn page_map_file(case: &str) -> String {
     format!("pages-{case}.png")
+}
+
+/// How many messages `case`'s page maps cover (`init` included), if it has any.
+fn messages_of(maps: &[PageMapRow], case: &str) -> Option<u32> {
+    maps.iter()
+        .filter(|r| r.case == case)
+        .map(|r| r.message + 1)
+        .max()
 }
 
 /// Each (case, variant)'s totals over the skips, in skip order.
@@ -100,13 +108,8 @@ pub fn dear_minus_cheap(
     );
     let mut ratios = Vec::new();
     for case in cases {
-        let messages = maps
-            .iter()
-            .filter(|r| r.case == *case)
-            .map(|r| r.message + 1)
-            .max();
         let (Some(messages), false, false) = (
-            messages,
+            messages_of(maps, case),
             sweep.of_variant(case, reference).is_empty(),
             sweep.of_variant(case, design).is_empty(),
         ) else {
@@ -187,12 +190,7 @@ pub fn page_map_table(maps: &[PageMapRow], case: &str, sweep: &Totals) -> String
     // Per (layout, variant): the layout's offset, the heap base, and pages by kind.
     type Panel<'a> = (u32, u32, BTreeMap<&'a str, u32>);
     let mut panels: BTreeMap<(&str, &str), Panel> = BTreeMap::new();
-    let messages = maps
-        .iter()
-        .filter(|r| r.case == case)
-        .map(|r| r.message + 1)
-        .max()
-        .unwrap_or(1);
+    let messages = messages_of(maps, case).unwrap_or(1);
     for r in maps.iter().filter(|r| r.case == case) {
         let e = panels
             .entry((r.layout.as_str(), r.variant.as_str()))
@@ -231,7 +229,7 @@ pub fn page_map_table(maps: &[PageMapRow], case: &str, sweep: &Totals) -> String
             offset / 1024,
             key.1,
             heap_base,
-            heap_base % (16 * 1024),
+            heap_base % GEAR_PAGE,
             f64::from(total) / f64::from(messages)
         );
         for k in &charged {

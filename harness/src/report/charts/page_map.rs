@@ -6,6 +6,7 @@
 //! begin against the page rows, and a dear layout as a row more per message.
 
 use super::{canvas, draw_err, FONT, W};
+use crate::analyse::layout::GEAR_PAGE;
 use crate::results::PageMapRow;
 use crate::run::backend::wasmtime::PageKind;
 use anyhow::{bail, Result};
@@ -106,7 +107,7 @@ pub fn page_map(
                 "{variant}, {layout} layout (+{} KiB; heap base {} B into its page): {:.2} \
                  pages/msg",
                 first.offset / 1024,
-                first.heap_base % (16 * 1024),
+                first.heap_base % GEAR_PAGE,
                 charged as f64 / f64::from(messages)
             );
             let mut chart = ChartBuilder::on(area)
