@@ -65,24 +65,6 @@ pub trait Front {
     const STAYS_OPEN: bool = false;
     /// Whether it serves from the heap-base tail on Gear, so the heap behind must not.
     const TAKES_TAIL: bool = false;
-    /// Bytes of one block it takes from the heap behind as new room ([`Front::refill`]); 0
-    /// for fronts with memory of their own.
-    const REFILL: usize = 0;
-    /// Alignment of that block.
-    const REFILL_ALIGN: usize = 16;
-
-    /// Whether a request it could not serve would fit once it had more room.
-    fn wants_room(&self, _size: usize, _align: usize) -> bool {
-        false
-    }
-    /// Takes `block`, [`Front::REFILL`] bytes aligned to [`Front::REFILL_ALIGN`] from the heap
-    /// behind, as room.
-    fn refill(&mut self, _block: NonNull<u8>) {}
-    /// A block taken through [`Front::refill`] to give back to the heap behind, if more than
-    /// `keep` of them are unused.
-    fn surplus(&mut self, _keep: u32) -> Option<NonNull<u8>> {
-        None
-    }
 
     /// A free cell for `size` bytes at `align`, marked used, or `None`.
     fn alloc(&mut self, size: usize, align: usize) -> Option<NonNull<u8>>;

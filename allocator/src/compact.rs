@@ -238,7 +238,8 @@ impl<S: PageSource> Compact<S> {
             // SAFETY: blocks and the top are this allocator's memory; see each step.
             unsafe {
                 let mut p = s.take(ask);
-                if p == 0 {
+                let from_top = p == 0;
+                if from_top {
                     if s.top + ask > s.end && !self.grow(s, ask) {
                         return ptr::null_mut();
                     }
@@ -246,7 +247,6 @@ impl<S: PageSource> Compact<S> {
                     p = s.top;
                     let first = if p == s.base { FIRST } else { 0 };
                     set_head(p, ask | PINUSE | first);
-                    s.top += ask;
                 }
                 let mut have = head(p) & !FLAGS;
                 if align > G {
@@ -257,12 +257,17 @@ impl<S: PageSource> Compact<S> {
                     p = q;
                     set_head(p, have);
                 }
-                // The rest back into the top or on a list when it can stand alone.
                 let flags = head(p) & (PINUSE | FIRST);
-                if have - need >= MIN {
+                if from_top {
+                    // The top starts where the block ends. An aligned block's rest stays in it:
+                    // on a list it would sit free before the next block carved from the top,
+                    // which is marked as having a block in use before it, and the two would
+                    // never merge (issue 50: pages held with nothing live).
+                    s.top = p + need;
                     set_head(p, need | INUSE | flags);
-                    // (Only an aligned block's rest can end at the top; on a list it is reused
-                    // all the same.)
+                } else if have - need >= MIN {
+                    // The rest on a list when it can stand alone.
+                    set_head(p, need | INUSE | flags);
                     s.link(p + need, have - need, 0);
                 } else {
                     set_head(p, have | INUSE | flags);
@@ -382,8 +387,7 @@ impl<S: PageSource> Compact<S> {
                         next += more;
                     }
                 }
-                // Into the top (a free block can border it: an aligned block's rest, `get`);
-                // pages more than one past its end go back.
+                // Into the top; pages more than one past its end go back.
                 if next == s.top {
                     s.top = p;
                     let keep = align_up(p, WASM_PAGE) + WASM_PAGE;
@@ -564,5 +568,123 @@ mod tests {
             "{} pages held with nothing live",
             pages.pages_in_use()
         );
+    }
+
+    /// Pages held once everything is freed after `requests` (size, align), freed in `order`
+    /// (indices into `requests`).
+    fn held_after(requests: &[(usize, usize)], order: &[usize]) -> u32 {
+        let pages = HostPages::new(HostConfig::default());
+        let heap = std::boxed::Box::new(Compact::new(pages.clone()));
+        let layouts: Vec<Layout> = requests
+            .iter()
+            .map(|(size, align)| Layout::from_size_align(*size, *align).unwrap())
+            .collect();
+        // SAFETY: valid layouts; each block freed once, with its layout.
+        let blocks: Vec<*mut u8> = layouts.iter().map(|l| unsafe { heap.alloc(*l) }).collect();
+        assert!(blocks.iter().all(|b| !b.is_null()));
+        for i in order {
+            // SAFETY: as above.
+            unsafe { heap.dealloc(blocks[*i], layouts[*i]) };
+        }
+        pages.pages_in_use()
+    }
+
+    /// Issue 50's smallest case: an aligned block carved from the top left its rest as a free
+    /// block ending at the top, and the next block carved was marked as having a block in use
+    /// before it, so the two free neighbours never merged and the region stayed held.
+    #[test]
+    fn an_aligned_blocks_rest_at_the_top_goes_back_into_it() {
+        let sizes = |align16: usize| {
+            let mut r = std::vec![(32000, 8), (10408, 8)];
+            r.extend([(32000, 8); 6]);
+            r.extend([(16, align16), (5000, 8), (5000, 8)]);
+            r
+        };
+        let order = [0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 10];
+        assert_eq!(held_after(&sizes(8), &order), 2);
+        assert_eq!(held_after(&sizes(4096), &order), 2);
+    }
+
+    /// Random runs with sizes at the edges that matter (the smallest block, list boundaries,
+    /// [`LARGE`], Gear's and Wasm's pages) and alignments up to [`MAX_ALIGN`], over heap-base
+    /// tails of every kind: at every moment nothing is live, at most the top's page and one
+    /// more are held (the bound the test above states at the end), not only at the end.
+    #[test]
+    fn no_pages_are_held_whenever_nothing_is_live() {
+        let edges = [
+            1,
+            8,
+            16,
+            24,
+            25,
+            32,
+            48,
+            64,
+            96,
+            100,
+            128,
+            192,
+            256,
+            1000,
+            4095,
+            4096,
+            4097,
+            10408,
+            16383,
+            16384,
+            16385,
+            32000,
+            LARGE - W,
+            LARGE,
+            LARGE + 1,
+            65535,
+            65536,
+            65537,
+        ];
+        for (seed, tail) in [
+            (8u64, 0usize),
+            (9, 16),
+            (10, 1200),
+            (11, 15_000),
+            (12, 40_000),
+            (13, 65_000),
+        ] {
+            let config = HostConfig {
+                heap_tail: tail,
+                ..HostConfig::default()
+            };
+            let pages = HostPages::new(config);
+            let heap = std::boxed::Box::new(Compact::new(pages.clone()));
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let mut live: Vec<(*mut u8, Layout)> = Vec::new();
+            let steps = if cfg!(miri) { 200 } else { 1_000_000u32 };
+            for step in 0..steps {
+                let r: u64 = rng.gen();
+                if live.len() < 64 && (r % 5 < 2 || live.is_empty()) {
+                    let edge = edges[(r >> 8) as usize % edges.len()];
+                    let size = (edge as i64 + ((r >> 16) % 3) as i64 - 1).max(0) as usize;
+                    let align = 1usize << ((r >> 24) % 13);
+                    let layout = Layout::from_size_align(size, align).unwrap();
+                    // SAFETY: a valid layout; freed below, once.
+                    let p = unsafe { heap.alloc(layout) };
+                    assert!(
+                        !p.is_null() && (p as usize).is_multiple_of(align),
+                        "{layout:?}"
+                    );
+                    live.push((p, layout));
+                } else {
+                    let (p, layout) = live.swap_remove((r >> 8) as usize % live.len());
+                    // SAFETY: a live block, freed once with its layout.
+                    unsafe { heap.dealloc(p, layout) };
+                    if live.is_empty() {
+                        assert!(
+                            pages.pages_in_use() <= 3,
+                            "seed {seed}, tail {tail}, step {step}: {} pages held with nothing live",
+                            pages.pages_in_use()
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -6,20 +6,14 @@
 //! re-validate the size with assertions on every call, which costs gas and code for a check
 //! `GlobalAlloc`'s contract already makes the caller's duty.
 
-use crate::backend::Backend;
 use crate::buffer::Front;
 use crate::lock::Lock;
+use crate::platform::Platform;
 use crate::source::WASM_PAGE;
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
-use core::ptr::{self, NonNull};
+use core::ptr;
 use dlmalloc::Dlmalloc;
-
-/// Unused blocks a refilling front keeps from the heap behind before it gives one back (a run
-/// per size class and one more): a class that empties and refills every message then takes
-/// no block each time. Measured on `vft-stress` (gtest median against shipping): keeping 1,
-/// -13.56 %, every message taking and giving back a run (6 % more fuel).
-const KEPT_BLOCKS: u32 = 4;
 
 /// dlmalloc's malloc alignment: twice the pointer size (8 on wasm32).
 const MALLOC_ALIGN: usize = 2 * core::mem::size_of::<usize>();
@@ -32,7 +26,7 @@ struct State<B, F> {
     front_open: bool,
 }
 
-/// The lab's allocator: dlmalloc on backend `B` (pages from a page source, at the backend's
+/// The lab's allocator: dlmalloc on platform `B` (pages from a page source, at the platform's
 /// granularity), with front `F`.
 ///
 /// A heap must not move once it has served a request (dlmalloc's bins and the buffer's cells
@@ -45,11 +39,11 @@ pub struct Heap<B, F> {
 // SAFETY: every access to `state` happens under `lock` (a real lock wherever threads exist).
 unsafe impl<B: Send, F: Send> Sync for Heap<B, F> {}
 
-impl<B: Backend, F: Front> Heap<B, F> {
+impl<B: Platform, F: Front> Heap<B, F> {
     /// A heap that has served nothing yet, with dlmalloc's default configuration apart from
-    /// the backend's granularity.
-    pub const fn new(backend: B) -> Self {
-        let mut dl = Dlmalloc::new_with_allocator(backend);
+    /// the platform's granularity.
+    pub const fn new(platform: B) -> Self {
+        let mut dl = Dlmalloc::new_with_allocator(platform);
         if B::GRANULARITY != WASM_PAGE {
             assert!(
                 dl.set_granularity(B::GRANULARITY),
@@ -82,23 +76,19 @@ impl<B: Backend, F: Front> Heap<B, F> {
     }
 }
 
-impl<B: Backend, F: Front> crate::composed::Composed for Heap<B, F> {
+impl<B: Platform, F: Front> crate::composed::Composed for Heap<B, F> {
     const GRANULARITY: usize = B::GRANULARITY;
     const FRONT_TAKES_TAIL: bool = F::TAKES_TAIL;
     fn in_buffer(&self, ptr: *const u8) -> bool {
         Heap::in_buffer(self, ptr)
     }
     fn trim(&self) -> bool {
-        self.with(|s| {
-            // Every unused block of the front first: one pins its whole dlmalloc segment.
-            while s.give_back(0) {}
-            // SAFETY: dlmalloc's own entry point, under the lock.
-            unsafe { s.dl.trim(0) }
-        })
+        // SAFETY: dlmalloc's own entry point, under the lock.
+        self.with(|s| unsafe { s.dl.trim(0) })
     }
 }
 
-impl<B: Backend, F: Front> Heap<B, F> {
+impl<B: Platform, F: Front> Heap<B, F> {
     #[inline(always)]
     fn with<R>(&self, f: impl FnOnce(&mut State<B, F>) -> R) -> R {
         let _guard = self.lock.lock();
@@ -107,23 +97,13 @@ impl<B: Backend, F: Front> Heap<B, F> {
     }
 }
 
-impl<B: Backend, F: Front> State<B, F> {
+impl<B: Platform, F: Front> State<B, F> {
     /// A block from the front while it is open, else from dlmalloc (closing the front once
     /// dlmalloc has given out memory). `zeroed` asks for cleared bytes.
     #[inline(always)]
     unsafe fn get(&mut self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
         if F::ENABLED && self.front_open {
-            let mut cell = self.front.alloc(size, align);
-            if cell.is_none() && F::REFILL > 0 && self.front.wants_room(size, align) {
-                // SAFETY: a plain request to dlmalloc; the block is the front's from now on.
-                if let Some(room) =
-                    NonNull::new(unsafe { self.dl.malloc(F::REFILL, F::REFILL_ALIGN) })
-                {
-                    self.front.refill(room);
-                    cell = self.front.alloc(size, align);
-                }
-            }
-            if let Some(cell) = cell {
+            if let Some(cell) = self.front.alloc(size, align) {
                 let cell = cell.as_ptr();
                 if zeroed {
                     // SAFETY: the cell is at least `size` bytes; freed cells keep old bytes.
@@ -146,27 +126,10 @@ impl<B: Backend, F: Front> State<B, F> {
         block
     }
 
-    /// Gives back to dlmalloc one block the front took from it and no longer uses, if more
-    /// than `keep` are unused (after a free: [`KEPT_BLOCKS`]; at a trim: none); `true` if one
-    /// went back.
-    #[inline(always)]
-    fn give_back(&mut self, keep: u32) -> bool {
-        if F::REFILL == 0 {
-            return false;
-        }
-        let Some(block) = self.front.surplus(keep) else {
-            return false;
-        };
-        // SAFETY: a block dlmalloc gave the front (`refill`), no longer used.
-        unsafe { self.dl.c_free(block.as_ptr()) };
-        true
-    }
-
     #[inline(always)]
     unsafe fn free(&mut self, ptr: *mut u8) {
         if F::ENABLED && self.front.owns(ptr) {
             self.front.free(ptr);
-            self.give_back(KEPT_BLOCKS);
         } else {
             // SAFETY: the caller passes a live pointer this heap's dlmalloc gave out.
             unsafe { self.dl.c_free(ptr) }
@@ -186,7 +149,6 @@ impl<B: Backend, F: Front> State<B, F> {
                 if !new.is_null() {
                     ptr::copy_nonoverlapping(ptr, new, layout.size());
                     self.front.free(ptr);
-                    self.give_back(KEPT_BLOCKS);
                 }
                 return new;
             }
@@ -214,7 +176,7 @@ impl<B: Backend, F: Front> State<B, F> {
 // SAFETY: blocks come from the front's cells (each handed out once until freed) or from
 // dlmalloc, aligned as asked; frees and reallocs are routed to the part that gave them out.
 // Size-0 requests are served too (a unique pointer), beyond `GlobalAlloc`'s contract.
-unsafe impl<B: Backend, F: Front> GlobalAlloc for Heap<B, F> {
+unsafe impl<B: Platform, F: Front> GlobalAlloc for Heap<B, F> {
     #[inline(never)]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // The gate's test needs a build that is really worse: a few hundred more instructions a call.

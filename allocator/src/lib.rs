@@ -8,7 +8,7 @@
 //! The layers, bottom up:
 //! - [`source`]: where 64 KiB pages come from ([`source::PageSource`]): Gear's `alloc` /
 //!   `free_range` syscalls on Wasm, an arena on the host.
-//! - [`backend`]: `dlmalloc`'s platform boundary (its "system allocator") over any page
+//! - [`platform`]: `dlmalloc`'s platform boundary (its "system allocator") over any page
 //!   source, reusing the part of `__heap_base`'s page that static data leaves free.
 //! - [`buffer`]: the static-buffer front of Gear's dlmalloc fork, with configurable cells.
 //! - [`slab`]: the lab's first front, small-block slabs with out-of-band metadata in the
@@ -26,9 +26,9 @@
 #[cfg(not(target_family = "wasm"))]
 extern crate std;
 
-pub mod backend;
 pub mod buffer;
 pub mod bump;
+pub mod platform;
 // Only where it runs: in every other variant's Wasm, even unused, it changes the bytes (not the
 // size) of the program, and so every cached measurement of it.
 #[cfg(any(feature = "lab", not(target_family = "wasm")))]

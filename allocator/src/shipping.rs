@@ -1,7 +1,7 @@
 //! The allocator galloc 2.0 ships: `gear-dlmalloc` 0.2.1's `GlobalDlmalloc`, unchanged.
 //!
 //! It is the reference every other variant is measured against. It brings its own page
-//! backend (Gear's syscalls on Wasm, `mmap` on the host) and its own static buffer.
+//! platform (Gear's syscalls on Wasm, `mmap` on the host) and its own static buffer.
 
 use core::alloc::{GlobalAlloc, Layout};
 use gear_dlmalloc::GlobalDlmalloc;

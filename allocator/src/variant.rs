@@ -10,16 +10,16 @@
 use crate::buffer::{CellClass, CellLayout};
 pub use crate::composed::Composed;
 
-/// The items of an `active` module whose allocator is the lab's dlmalloc heap on `$backend`
+/// The items of an `active` module whose allocator is the lab's dlmalloc heap on `$platform`
 /// behind `$front`.
 #[allow(unused_macros, reason = "bump and shipping are not dlmalloc heaps")]
 macro_rules! heap {
-    ($backend:ty, $front:ty) => {
+    ($platform:ty, $front:ty) => {
         /// The variant's allocator over pages of `S`.
-        pub type Alloc<S> = crate::heap::Heap<$backend, $front>;
+        pub type Alloc<S> = crate::heap::Heap<$platform, $front>;
         /// The variant's allocator over `source`, having served nothing.
         pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-            crate::heap::Heap::new(<$backend>::new(source))
+            crate::heap::Heap::new(<$platform>::new(source))
         }
     };
 }
@@ -101,7 +101,7 @@ mod active {
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
     pub const ID: &str = "static-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
+    heap!(crate::platform::PagePlatform<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 #[cfg(feature = "no-buffer")]
@@ -109,7 +109,7 @@ mod active {
     use crate::buffer::{CellClass, NoBuffer};
     pub const ID: &str = "no-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
-    heap!(crate::backend::PageBackend<S>, NoBuffer);
+    heap!(crate::platform::PagePlatform<S>, NoBuffer);
 }
 
 #[cfg(feature = "doubled-buffer")]
@@ -118,7 +118,7 @@ mod active {
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
     pub const ID: &str = "doubled-buffer";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
+    heap!(crate::platform::PagePlatform<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 #[cfg(feature = "multi-buffers")]
@@ -127,7 +127,7 @@ mod active {
     use crate::buffer::{CellClass, CellLayout, StaticBuffer};
     pub const ID: &str = "multi-buffers";
     pub const CELLS: Option<&[CellClass]> = Some(Cells::CLASSES);
-    heap!(crate::backend::PageBackend<S>, StaticBuffer<Cells, { Cells::BYTES }>);
+    heap!(crate::platform::PagePlatform<S>, StaticBuffer<Cells, { Cells::BYTES }>);
 }
 
 /// The 2025 study's configurations: upstream dlmalloc without a buffer, asking Gear for
@@ -140,7 +140,7 @@ macro_rules! granularity_variant {
             use crate::buffer::{CellClass, NoBuffer};
             pub const ID: &str = $feature;
             pub const CELLS: Option<&[CellClass]> = Some(&[]);
-            heap!(crate::backend::ExactBackend<S, { $kib * 1024 }>, NoBuffer);
+            heap!(crate::platform::ExactPlatform<S, { $kib * 1024 }>, NoBuffer);
         }
     };
 }
@@ -156,7 +156,7 @@ granularity_variant!("granularity-8k", 8);
 ///
 /// `pr4853` is the same allocator with the PR's own page release, which frees
 /// `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range dlmalloc gives up
-/// ([`crate::backend::PageBackend`] under that feature), and so frees the page a trimmed
+/// ([`crate::platform::PagePlatform`] under that feature), and so frees the page a trimmed
 /// segment's kept part ends in: a reproduction, kept to show what that does to a program
 /// (docs/gear-2025.md, "Gear's 2025 figure, re-measured"), measured on its case only, never recommended.
 #[cfg(any(feature = "gear-next", feature = "pr4853"))]
@@ -170,10 +170,10 @@ mod active {
     pub const CELLS: Option<&[CellClass]> = Some(&[]);
     /// The variant's allocator over pages of `S`.
     pub type Alloc<S> =
-        crate::heap::Heap<crate::backend::PageBackend<S, { crate::source::GEAR_PAGE }>, NoBuffer>;
+        crate::heap::Heap<crate::platform::PagePlatform<S, { crate::source::GEAR_PAGE }>, NoBuffer>;
     /// The variant's allocator over `source`, having served nothing.
     pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::heap::Heap::new(crate::backend::PageBackend::new(source)).without_release_checks()
+        crate::heap::Heap::new(crate::platform::PagePlatform::new(source)).without_release_checks()
     }
 }
 
@@ -200,11 +200,11 @@ mod active {
     /// Slab slots are not the static buffer's fixed cells.
     pub const CELLS: Option<&[CellClass]> = None;
     /// The variant's allocator over pages of `S`.
-    pub type Alloc<S> = crate::heap::Heap<crate::backend::PageBackend<S>, crate::slab::Slabs>;
+    pub type Alloc<S> = crate::heap::Heap<crate::platform::PagePlatform<S>, crate::slab::Slabs>;
     /// The variant's allocator over `source`, having served nothing: the heap-base tail
     /// is the slabs', in the static-data page every message touches anyway.
     pub const fn new<S: crate::source::PageSource>(source: S) -> Alloc<S> {
-        crate::heap::Heap::new(crate::backend::PageBackend::without_tail(source))
+        crate::heap::Heap::new(crate::platform::PagePlatform::without_tail(source))
     }
 }
 

@@ -2,21 +2,21 @@
 //! page arithmetic that is wrong for a sub-page granularity, and the lab's `gear-next` variant
 //! differs from it there on purpose. This test shows why, on the simulated Gear memory.
 //!
-//! Gear's backend frees `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range
+//! Gear's page platform frees `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range
 //! dlmalloc gives up. A trim at granularity 16 KiB gives up the top's end in 16 KiB steps, so
 //! `ptr` is often inside a page whose first part dlmalloc keeps; the floor then frees that page
 //! too. Gear drops a freed page's data and may hand the page out again, while dlmalloc still
-//! has live blocks (and its top's header and fences) on it. The lab's `PageBackend` frees from
+//! has live blocks (and its top's header and fences) on it. The lab's `PagePlatform` frees from
 //! the first page boundary at or after `ptr` instead.
 
 use dlmalloc::{Allocator, Dlmalloc};
-use galloc::backend::PageBackend;
+use galloc::platform::PagePlatform;
 use galloc::source::{HostConfig, HostPages, PageSource, WASM_PAGE};
 use std::ptr;
 
 const GRANULARITY: usize = 16 * 1024;
 
-/// The PR's page backend, as its source reads: whole pages for every request, and the
+/// The PR's page platform, as its source reads: whole pages for every request, and the
 /// floor arithmetic above for every release (heap-base tail left out: the heap base here is
 /// page-aligned, so Gear's has none either).
 struct Pr4853Pages(HostPages);
@@ -88,7 +88,7 @@ fn the_prs_trim_frees_the_page_a_live_block_is_on_and_the_labs_does_not() {
     assert_eq!(pages.alloc(1), Some(page));
 
     let pages = memory();
-    let mut lab = Dlmalloc::new_with_allocator(PageBackend::<_, GRANULARITY>::new(pages.clone()));
+    let mut lab = Dlmalloc::new_with_allocator(PagePlatform::<_, GRANULARITY>::new(pages.clone()));
     let (_, trimmed, held) = block_then_trim(&mut lab, &pages);
     // The kept 16 KiB end inside the page: no whole page to give back, so nothing goes and
     // dlmalloc keeps its region whole.

@@ -48,7 +48,7 @@ const HOLDS_UNTIL_TRIMMED: &[&str] = &["granularity-32k", "granularity-16k", "gr
 /// that it still does (a change in either direction then shows). The registry says so
 /// (`fails` in `variants/src/lib.rs`), and `lab pick` and the report never recommend it:
 /// `gear-next`, the design of Gear's next allocator. Its trims at the end of each message give
-/// up the top in 16 KiB steps over a whole-page backend; each trim that ends inside a page
+/// up the top in 16 KiB steps over a whole-page platform; each trim that ends inside a page
 /// leaves the rest of that page to nobody (dlmalloc forgets it, Gear still counts it held),
 /// and those pages cut Gear's page space into runs too short for a large block (README,
 /// "Gear's next allocator").

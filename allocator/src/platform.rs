@@ -1,13 +1,13 @@
 //! dlmalloc's platform boundary ([`dlmalloc::Allocator`]) over any [`PageSource`].
 //!
-//! dlmalloc asks for regions of at least its granularity. [`PageBackend`] serves them in whole
+//! dlmalloc asks for regions of at least its granularity. [`PagePlatform`] serves them in whole
 //! pages (at dlmalloc's default granularity, one 64 KiB page, or at a smaller one as Gear's next
 //! allocator does: dlmalloc then gets the whole pages anyway). The first request also takes the
 //! tail of the page holding `__heap_base` (the bytes static data leaves free), as Gear's
 //! allocators do: when the pages the source returns begin right after that tail, the two form
 //! one region, and when the tail alone is enough no page is taken at all.
 //!
-//! [`ExactBackend`] is for a sub-page granularity (the 2025 study's 32, 16 and 8 KiB): each
+//! [`ExactPlatform`] is for a sub-page granularity (the 2025 study's 32, 16 and 8 KiB): each
 //! request is served *exactly*, and the rest of the pages taken is kept as a spare run the
 //! next request starts from, so consecutive regions are contiguous and dlmalloc grows its top
 //! segment in granularity steps. What this can buy on Gear is fewer pages *touched*: dlmalloc
@@ -22,7 +22,7 @@ use core::ptr;
 const REGION_ALIGN: usize = 2 * core::mem::size_of::<usize>();
 
 /// A dlmalloc platform boundary the lab's heap can be built on.
-pub trait Backend: dlmalloc::Allocator {
+pub trait Platform: dlmalloc::Allocator {
     /// The granularity dlmalloc is configured with (bytes, a power of two).
     const GRANULARITY: usize;
 }
@@ -34,31 +34,31 @@ pub trait Backend: dlmalloc::Allocator {
 /// page boundary at or after its start. Gear's next allocator frees from the page *holding* the
 /// start instead, which on a trim by a sub-page granularity frees a page dlmalloc still uses
 /// (`tests/suite/gear_next.rs` shows it; docs/long-runs.md, "Gear's next allocator").
-pub struct PageBackend<S, const G: usize = WASM_PAGE> {
+pub struct PagePlatform<S, const G: usize = WASM_PAGE> {
     source: S,
     /// Whether the heap-base tail has been handed out.
     tail_taken: Cell<bool>,
 }
 
-impl<S, const G: usize> PageBackend<S, G> {
-    /// A backend that has handed out nothing yet.
+impl<S, const G: usize> PagePlatform<S, G> {
+    /// A platform that has handed out nothing yet.
     pub const fn new(source: S) -> Self {
-        PageBackend {
+        PagePlatform {
             source,
             tail_taken: Cell::new(false),
         }
     }
 
-    /// A backend that leaves the heap-base tail to someone else (the lab's slab front).
+    /// A platform that leaves the heap-base tail to someone else (the lab's slab front).
     pub const fn without_tail(source: S) -> Self {
-        PageBackend {
+        PagePlatform {
             source,
             tail_taken: Cell::new(true),
         }
     }
 }
 
-impl<S: PageSource, const G: usize> PageBackend<S, G> {
+impl<S: PageSource, const G: usize> PagePlatform<S, G> {
     /// The unused tail of `__heap_base`'s page, aligned for dlmalloc: `(start, bytes)`.
     fn heap_tail(&self) -> (*mut u8, usize) {
         crate::source::heap_tail(&self.source, REGION_ALIGN)
@@ -94,7 +94,7 @@ impl<S: PageSource, const G: usize> PageBackend<S, G> {
 
 // SAFETY: regions are whole pages from the source (or the heap-base tail, which nobody else
 // uses), are handed out once, and are only returned to the source when dlmalloc frees them.
-unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for PageBackend<S, G> {
+unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for PagePlatform<S, G> {
     fn alloc(&self, size: usize) -> (*mut u8, usize, u32) {
         let (tail, tail_len) = if self.tail_taken.get() {
             (ptr::null_mut(), 0)
@@ -152,11 +152,11 @@ unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for PageBackend<S
     }
 }
 
-impl<S: PageSource, const G: usize> Backend for PageBackend<S, G> {
+impl<S: PageSource, const G: usize> Platform for PagePlatform<S, G> {
     const GRANULARITY: usize = G;
 }
 
-/// Pages whose granules [`ExactBackend`] tracks: all of Gear's memory (512 pages, 32 MiB) on
+/// Pages whose granules [`ExactPlatform`] tracks: all of Gear's memory (512 pages, 32 MiB) on
 /// Wasm; on the host, the largest simulated memory the tests use, with room to spare.
 #[cfg(target_arch = "wasm32")]
 const TRACKED_PAGES: usize = 512;
@@ -174,8 +174,8 @@ const TRACKED_PAGES: usize = 4096;
 /// freed the pages wholly inside it), and such stranded pages cut Gear's page space into runs
 /// too short for a large request while most of the memory was free (docs/long-runs.md, "Long runs on
 /// Gear's memory").
-pub struct ExactBackend<S, const G: usize> {
-    pages: PageBackend<S>,
+pub struct ExactPlatform<S, const G: usize> {
+    pages: PagePlatform<S>,
     /// Memory taken from the source (or the heap-base tail) that no region holds yet, as
     /// (start, bytes); it starts on a granule boundary except in the heap-base tail.
     spare: Cell<(*mut u8, usize)>,
@@ -183,28 +183,28 @@ pub struct ExactBackend<S, const G: usize> {
     held: [Cell<u8>; TRACKED_PAGES],
 }
 
-// SAFETY: the spare run and the pages in `held` are memory this backend owns (taken from its
-// source, handed to nobody but dlmalloc); moving the backend moves that ownership with it.
-unsafe impl<S: Send, const G: usize> Send for ExactBackend<S, G> {}
+// SAFETY: the spare run and the pages in `held` are memory this platform owns (taken from its
+// source, handed to nobody but dlmalloc); moving the platform moves that ownership with it.
+unsafe impl<S: Send, const G: usize> Send for ExactPlatform<S, G> {}
 
-impl<S, const G: usize> ExactBackend<S, G> {
+impl<S, const G: usize> ExactPlatform<S, G> {
     /// Granules per page; a `u8` mask holds them all for every granularity from 8 KiB up.
     const GRANULES: usize = {
         assert!(G.is_power_of_two() && G < WASM_PAGE && WASM_PAGE / G <= 8);
         WASM_PAGE / G
     };
 
-    /// A backend that has handed out nothing yet.
+    /// A platform that has handed out nothing yet.
     pub const fn new(source: S) -> Self {
-        ExactBackend {
-            pages: PageBackend::new(source),
+        ExactPlatform {
+            pages: PagePlatform::new(source),
             spare: Cell::new((ptr::null_mut(), 0)),
             held: [const { Cell::new(0) }; TRACKED_PAGES],
         }
     }
 }
 
-impl<S: PageSource, const G: usize> ExactBackend<S, G> {
+impl<S: PageSource, const G: usize> ExactPlatform<S, G> {
     /// Whole pages for at least `bytes` bytes, as (start, length), every granule held.
     fn pages_for(&self, bytes: usize) -> Option<(*mut u8, usize)> {
         let source = &self.pages.source;
@@ -315,14 +315,14 @@ impl<S: PageSource, const G: usize> ExactBackend<S, G> {
     }
 }
 
-impl<S: PageSource, const G: usize> Backend for ExactBackend<S, G> {
+impl<S: PageSource, const G: usize> Platform for ExactPlatform<S, G> {
     const GRANULARITY: usize = G;
 }
 
 // SAFETY: regions are exact, never overlapping slices of the heap-base tail and of pages from
 // the source, each handed out once; a page goes back to the source only once no region and
 // not the spare run hold any granule of it.
-unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for ExactBackend<S, G> {
+unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for ExactPlatform<S, G> {
     /// A region of `size` bytes (a multiple of `G`), rounded up to end on a granule boundary,
     /// from the spare run, extended by fresh pages when they follow it (Gear hands out the
     /// lowest free pages, so they normally do). A spare run too short and not followed by the
@@ -397,14 +397,14 @@ unsafe impl<S: PageSource, const G: usize> dlmalloc::Allocator for ExactBackend<
 
 #[cfg(all(test, not(feature = "pr4853")))]
 mod tests {
-    //! The page backends on their own, without dlmalloc in front (so that Miri, `just miri`,
+    //! The page platforms on their own, without dlmalloc in front (so that Miri, `just miri`,
     //! checks the lab's code: dlmalloc 0.2.14 itself writes through a pointer made from a
     //! shared reference, docs/tests.md, "Found on the way").
     use super::*;
     use crate::source::{HostConfig, HostPages, WASM_PAGE};
     use dlmalloc::Allocator;
 
-    /// Writes every byte of a region the backend handed out (Miri checks each is ours).
+    /// Writes every byte of a region the platform handed out (Miri checks each is ours).
     fn fill((start, len, _): (*mut u8, usize, u32)) -> (*mut u8, usize) {
         assert!(!start.is_null() && len > 0);
         // SAFETY: the region is the caller's, `len` bytes from `start`.
@@ -415,36 +415,36 @@ mod tests {
     #[test]
     fn whole_pages_come_and_go_and_the_tail_goes_first() {
         let pages = HostPages::new(HostConfig::default());
-        let backend = PageBackend::<_>::new(pages.clone());
-        let (tail, tail_len) = fill(backend.alloc(64));
+        let platform = PagePlatform::<_>::new(pages.clone());
+        let (tail, tail_len) = fill(platform.alloc(64));
         assert_eq!(
             pages.pages_in_use(),
             0,
             "a small first request takes the tail only"
         );
         assert!(tail_len < WASM_PAGE);
-        let (start, len) = fill(backend.alloc(3 * WASM_PAGE));
+        let (start, len) = fill(platform.alloc(3 * WASM_PAGE));
         assert_eq!((len, pages.pages_in_use()), (3 * WASM_PAGE, 3));
         assert_ne!(start, tail);
         // Keeping half a page frees the two whole pages behind it, not the one it is on.
-        assert!(backend.free_part(start, len, WASM_PAGE / 2));
+        assert!(platform.free_part(start, len, WASM_PAGE / 2));
         assert_eq!(pages.pages_in_use(), 1);
         // The page the kept half is on goes back once all of it is freed.
-        assert!(backend.free(start, WASM_PAGE));
+        assert!(platform.free(start, WASM_PAGE));
         assert_eq!(pages.pages_in_use(), 0);
         // The tail is not a page of the source: freeing it gives nothing back.
-        assert!(!backend.free(tail, tail_len));
+        assert!(!platform.free(tail, tail_len));
     }
 
     #[test]
     fn sub_page_regions_give_a_page_back_when_its_last_granule_goes() {
         let pages = HostPages::new(HostConfig::default());
-        let backend = ExactBackend::<_, { 8 * 1024 }>::new(pages.clone());
-        let regions: std::vec::Vec<_> = (0..12).map(|_| fill(backend.alloc(20 * 1024))).collect();
+        let platform = ExactPlatform::<_, { 8 * 1024 }>::new(pages.clone());
+        let regions: std::vec::Vec<_> = (0..12).map(|_| fill(platform.alloc(20 * 1024))).collect();
         let held = pages.pages_in_use();
         assert!(held >= 3, "{held}");
         for (start, len) in regions {
-            assert!(backend.free(start, len));
+            assert!(platform.free(start, len));
         }
         // The spare run may keep the page it is on.
         assert!(pages.pages_in_use() <= 1, "{}", pages.pages_in_use());
