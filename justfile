@@ -43,7 +43,7 @@ corpus variants="all" backends="wasmtime,gtest": setup
 pr4853: setup
     cargo run --locked -p galloc-lab --bin lab -- reproduce pr4853 --against shipping,gear-next
 
-# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the rule of docs/ship.md names (the table results/README.md opens with), from the results files, running nothing.
+# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the rule of docs/ship.md names (the table results/README.md opens with), then every variant against the design target (issue 50: docs/design.md, "The target"), from the results files, running nothing.
 ship:
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 

@@ -4,7 +4,7 @@
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
 //! - [`pick`]: the ship rule for one program (`lab pick`, the report's pick per case).
-//! - [`target`]: the design target set before the ship rule (issue 37), each idea against it.
+//! - [`target`]: the design target (issue 50): the ship rule's measures with stricter bounds, on every program and on the held-out ones, each variant against it.
 //! - [`population`]: a variant over the deployments a release meets (every program at every
 //!   layout): expected change, its interval, the worst program and deployment, the share dearer.
 //! - [`gate`]: a run's totals against the committed baseline.

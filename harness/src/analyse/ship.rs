@@ -215,11 +215,6 @@ impl Row {
         self.programs.iter().filter(|p| p.standing() == v).count()
     }
 
-    /// The geometric mean of its per-program medians (the design target's measure).
-    pub fn geomean_pct(&self) -> f64 {
-        layout::geomean_pct(self.programs.iter().map(|p| p.median))
-    }
-
     pub fn admitted(&self) -> bool {
         self.refusals.is_empty()
     }
