@@ -6,50 +6,8 @@
 //! accesses show.
 
 use crate::analyse::fit::least_squares;
+use crate::results::pages::{allocations_gas, page_gas, PageCounts};
 use crate::results::{round, AgreementRow};
-use crate::run::backend::PageCounts;
-use gear_core::costs::LazyPagesCosts;
-use gear_core::gas_metering::Schedule;
-use std::sync::OnceLock;
-
-/// What gtest 2.0's default schedule charges for `c`: first reads, first writes (which include
-/// the page's upload), writes after reads, and loads of stored data. Signal weights: the few
-/// first accesses made by syscalls cost 5 % more on Gear.
-pub fn page_gas(c: &PageCounts) -> u64 {
-    static COSTS: OnceLock<[u64; 4]> = OnceLock::new();
-    let [read, write, write_after_read, load] = *COSTS.get_or_init(|| {
-        let costs = LazyPagesCosts::from(Schedule::default().memory_weights);
-        [
-            costs.signal_read.cost_for_one(),
-            costs.signal_write.cost_for_one(),
-            costs.signal_write_after_read.cost_for_one(),
-            costs.load_page_storage_data.cost_for_one(),
-        ]
-    });
-    c.read as u64 * read
-        + c.write as u64 * write
-        + c.write_after_read as u64 * write_after_read
-        + c.loaded as u64 * load
-}
-
-/// What gtest 2.0's default schedule charges before a message for loading the program's
-/// allocations (core-processor's `charge_for_allocations`): a storage read plus
-/// `load_allocations_per_interval` per run of held pages, and nothing when there are none.
-pub fn allocations_gas(c: &PageCounts) -> u64 {
-    static COSTS: OnceLock<[u64; 2]> = OnceLock::new();
-    let [read, per_interval] = *COSTS.get_or_init(|| {
-        let costs = Schedule::default().process_costs();
-        [
-            costs.db.read.cost_for_one(),
-            costs.load_allocations_per_interval.cost_for_one(),
-        ]
-    });
-    if c.allocation_intervals == 0 {
-        0
-    } else {
-        read + u64::from(c.allocation_intervals) * per_interval
-    }
-}
 
 /// One variant's figures for one case on both backends.
 pub struct Pair<'a> {
@@ -182,33 +140,5 @@ mod tests {
         assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), 1.0);
         assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), -1.0);
         assert_eq!(ranks(&[5.0, 1.0, 5.0]), vec![2.5, 1.0, 2.5]);
-    }
-
-    #[test]
-    fn page_gas_uses_gears_weights() {
-        let one_read = PageCounts {
-            read: 1,
-            ..Default::default()
-        };
-        let one_write = PageCounts {
-            write: 1,
-            ..Default::default()
-        };
-        // Schedule defaults: read 28,491,385; write 34,056,454 + upload 102,822,864.
-        assert_eq!(page_gas(&one_read), 28_491_385);
-        assert_eq!(page_gas(&one_write), 34_056_454 + 102_822_864);
-    }
-
-    /// Schedule defaults: a storage read of 25,000,000 and 20,559 per run of held pages, and
-    /// nothing for a program holding none.
-    #[test]
-    fn allocations_gas_uses_gears_weights() {
-        let runs = |n| PageCounts {
-            allocation_intervals: n,
-            ..Default::default()
-        };
-        assert_eq!(allocations_gas(&runs(0)), 0);
-        assert_eq!(allocations_gas(&runs(1)), 25_000_000 + 20_559);
-        assert_eq!(allocations_gas(&runs(3)), 25_000_000 + 3 * 20_559);
     }
 }

@@ -41,10 +41,10 @@ use anyhow::{bail, Context, Result};
 use galloc_variants::Variant;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// The target Gear programs are built for.
-pub const TARGET: &str = "wasm32v1-none";
+use super::files::{hex, publish, temp_beside};
+use super::toolchain::rustc_version;
+pub use super::toolchain::TARGET;
 /// The cargo profile programs are built with (see the workspace `Cargo.toml`).
 pub const PROFILE: &str = "wasm";
 
@@ -282,7 +282,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         return finish(req, config, dir, raw, bytes);
     }
     if let Some((canonical, base)) = &canonical {
-        if let Some(stash) = super::relink::Stash::verified(canonical)? {
+        if let Some(stash) =
+            super::relink::Stash::verified(&canonical.path, &canonical.sha256, &canonical.bytes)?
+        {
             let bytes = stash.link(*base, skip.as_deref())?;
             collect(&dir, &raw, &bytes, stamp.as_ref())?;
             return finish(req, config, dir, raw, bytes);
@@ -466,21 +468,6 @@ fn finish(
     })
 }
 
-/// `rustc -vV`, asked once per process: a run builds ~140 configurations and each call
-/// through rustup's proxy costs tens of milliseconds. Its first line is `rustc --version`.
-pub(crate) fn rustc_version() -> Result<&'static str> {
-    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    if let Some(version) = VERSION.get() {
-        return Ok(version);
-    }
-    let out = Command::new("rustc")
-        .arg("-vV")
-        .output()
-        .context("cannot run rustc")?;
-    let version = String::from_utf8_lossy(&out.stdout).into_owned();
-    Ok(VERSION.get_or_init(|| version))
-}
-
 /// Largest padding [`layout_pad_features`] can express (bytes).
 pub const MAX_LAYOUT_PAD: u32 = (1 << 20) - 16;
 
@@ -549,28 +536,6 @@ fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
         )
     })?;
     Ok(())
-}
-
-/// A fresh path next to `path`: concurrent builds of one configuration (parallel tests) each
-/// write their own file, then [`publish`] renames it into place, so no reader ever sees a
-/// half-written module.
-pub(crate) fn temp_beside(path: &Path) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}-{n}.tmp", std::process::id()));
-    path.with_file_name(name)
-}
-
-/// Atomically replaces `to` with `from`.
-pub(crate) fn publish(from: &Path, to: &Path) -> Result<()> {
-    std::fs::rename(from, to)
-        .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

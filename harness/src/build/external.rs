@@ -66,7 +66,7 @@ impl Program {
             .and_then(|l| l.get("name"))
             .and_then(toml::Value::as_str)
             .map_or_else(|| package.replace('-', "_"), str::to_owned);
-        let path_hash = crate::build::artifact::hex(&sha2::Sha256::digest(
+        let path_hash = crate::results::hex(&sha2::Sha256::digest(
             manifest.as_os_str().as_encoded_bytes(),
         ));
         let key = format!("{package}-{}", &path_hash[..16]);

@@ -7,11 +7,15 @@
 //! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
 //! - [`process`]: the cargo runs a build starts, ended with the lab however it ends.
+//! - [`toolchain`]: the target and the `rustc` every build uses.
+//! - [`files`]: a build's files written whole, and named by content.
 
 pub mod artifact;
 pub mod external;
+pub mod files;
 pub mod process;
 pub mod relink;
 pub mod stamp;
+pub mod toolchain;
 pub mod wasm;
 pub mod workspace;

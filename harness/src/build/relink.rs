@@ -86,7 +86,7 @@ fn rust_lld() -> Result<&'static Path> {
         .output()
         .context("cannot run rustc")?;
     let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let host = super::artifact::rustc_version()?
+    let host = super::toolchain::rustc_version()?
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .context("rustc -vV names no host")?
@@ -182,7 +182,7 @@ fn keep(stash: &Path, args: &[OsString]) -> Result<()> {
     std::fs::write(tmp.join("args"), kept.join("\n"))?;
     std::fs::write(
         tmp.join("output.sha256"),
-        super::artifact::hex(&Sha256::digest(&bytes)),
+        crate::results::hex(&Sha256::digest(&bytes)),
     )?;
     let _ = std::fs::remove_dir_all(stash);
     std::fs::rename(&tmp, stash)
@@ -212,13 +212,13 @@ pub struct Stash {
 }
 
 impl Stash {
-    /// The stash beside `plain` (a plain build at the linker's layout, as collected), if it
-    /// was kept from the link that made those bytes and linking it again reproduces them
-    /// exactly. Checked once per process and stash.
-    pub fn verified(plain: &super::artifact::Artifact) -> Result<Option<Stash>> {
+    /// The stash beside the plain build at `path` (at the linker's layout, as collected: its
+    /// `sha256` and `bytes`), if it was kept from the link that made those bytes and linking
+    /// it again reproduces them exactly. Checked once per process and stash.
+    pub fn verified(path: &Path, sha256: &str, bytes: &[u8]) -> Result<Option<Stash>> {
         static CHECKED: std::sync::Mutex<Vec<(PathBuf, String)>> =
             std::sync::Mutex::new(Vec::new());
-        let dir = stash_of(&plain.path);
+        let dir = stash_of(path);
         let Ok(recorded) = std::fs::read_to_string(dir.join("output.sha256")) else {
             return Ok(None);
         };
@@ -226,14 +226,14 @@ impl Stash {
             return Ok(None);
         };
         let output = format!("{OUTPUT_MARK}/");
-        if recorded.trim() != plain.sha256 || !args.lines().any(|a| a.starts_with(&output)) {
+        if recorded.trim() != sha256 || !args.lines().any(|a| a.starts_with(&output)) {
             return Ok(None);
         }
         let stash = Stash {
             args: args.lines().map(str::to_owned).collect(),
             dir,
         };
-        let checked = (stash.dir.clone(), plain.sha256.clone());
+        let checked = (stash.dir.clone(), sha256.to_owned());
         if CHECKED
             .lock()
             .expect("no panic holds it")
@@ -242,14 +242,14 @@ impl Stash {
             return Ok(Some(stash));
         }
         let again = stash.link(None, None);
-        if again.as_deref().ok() != Some(&plain.bytes[..]) {
+        if again.as_deref().ok() != Some(bytes) {
             let why = match again {
                 Err(e) => format!("{e:#}"),
                 Ok(_) => "it does not reproduce the build".into(),
             };
             eprintln!(
                 "warning: re-linking {}: {why}; its layout points go through cargo",
-                plain.path.display()
+                path.display()
             );
             return Ok(None);
         }
@@ -340,7 +340,7 @@ pub fn skip_object(ws: &crate::build::workspace::Workspace, bytes: u32) -> Resul
             "--emit",
             "obj",
         ])
-        .args(["--target", super::artifact::TARGET])
+        .args(["--target", super::toolchain::TARGET])
         .args(["-C", "opt-level=z", "-C", "panic=abort", "-o"])
         .arg(&tmp)
         .arg(&source)

@@ -1,7 +1,8 @@
 //! What tells a build is fresh without asking cargo: a stamp keyed on everything cargo could
 //! read for it, and the record beside each post-processed module of what it was made from.
 
-use super::artifact::{hex, publish, rustc_version, temp_beside};
+use super::files::{hex, publish, temp_beside};
+use super::toolchain::rustc_version;
 use crate::build::workspace::Workspace;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};

@@ -157,7 +157,7 @@ pub(crate) fn key(dir: &Path) -> String {
             _ => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
         }
     });
-    crate::build::artifact::hex(&Sha256::digest(canonical.to_string_lossy().as_bytes()))
+    crate::results::hex(&Sha256::digest(canonical.to_string_lossy().as_bytes()))
 }
 
 #[cfg(test)]

@@ -168,7 +168,7 @@ fn results_hash(dir: &Path) -> Result<String> {
         h.update(rel.to_string_lossy().as_bytes());
         h.update(std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?);
     }
-    Ok(crate::build::artifact::hex(&h.finalize()))
+    Ok(crate::results::hex(&h.finalize()))
 }
 
 fn file_hashes(dir: &Path) -> Result<BTreeMap<String, String>> {
@@ -178,7 +178,7 @@ fn file_hashes(dir: &Path) -> Result<BTreeMap<String, String>> {
         let bytes = std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
         out.insert(
             rel.to_string_lossy().into_owned(),
-            crate::build::artifact::hex(&Sha256::digest(&bytes)),
+            crate::results::hex(&Sha256::digest(&bytes)),
         );
     }
     Ok(out)

@@ -312,7 +312,7 @@ impl Written {
         Written {
             path: workspace
                 .join("target/lab/written")
-                .join(crate::build::artifact::hex(&h.finalize())),
+                .join(crate::results::hex(&h.finalize())),
             dirs: dirs.iter().map(|d| d.to_path_buf()).collect(),
         }
     }
@@ -358,7 +358,7 @@ impl Written {
                 let path = dir.join(&rel);
                 let bytes = std::fs::read(&path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
-                let sha = crate::build::artifact::hex(&Sha256::digest(&bytes));
+                let sha = crate::results::hex(&Sha256::digest(&bytes));
                 out.push_str(&format!("{i} {sha} {}\n", rel.display()));
             }
         }

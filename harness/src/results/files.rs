@@ -53,10 +53,7 @@ pub fn keep_compressed_in(dir: std::path::PathBuf) {
 fn compress(bytes: &[u8]) -> Result<Vec<u8>> {
     use sha2::{Digest, Sha256};
     let kept = COMPRESSED.get().map(|dir| {
-        let key: String = Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let key = hex(&Sha256::digest(bytes));
         dir.join(format!("{key}.zst"))
     });
     if let Some(old) = kept.as_ref().and_then(|k| std::fs::read(k).ok()) {
@@ -309,4 +306,9 @@ fn regenerate_command(root: &Path) -> String {
             root.display()
         ),
     }
+}
+
+/// Lower-case hex of `bytes`: how the lab names anything by its hash.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

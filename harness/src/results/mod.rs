@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod files;
+pub mod pages;
 
 pub use files::{
-    keep_compressed_in, merge, read_csv, remove_temps_of, restore_files_hint, restore_hint,
+    hex, keep_compressed_in, merge, read_csv, remove_temps_of, restore_files_hint, restore_hint,
     temp_of, write_csv, write_file, ZSTD_LEVEL,
 };
 
@@ -296,17 +297,17 @@ pub struct MessageRow {
     pub free_calls: u64,
     /// Their calibrated cost.
     pub allocator_cost: u64,
-    /// 16 KiB pages the plain build's message touched ([`crate::run::backend::PageCounts`]), where
+    /// 16 KiB pages the plain build's message touched ([`crate::results::pages::PageCounts`]), where
     /// the backend sees them; empty otherwise.
     pub pages_read: Option<u32>,
     pub pages_written: Option<u32>,
     pub pages_write_after_read: Option<u32>,
     pub pages_loaded: Option<u32>,
     /// Runs of pages the program held through `alloc` when the message began (Gear charges
-    /// for loading them, [`crate::analyse::agreement::allocations_gas`]), where the backend sees them.
+    /// for loading them, [`crate::results::pages::allocations_gas`]), where the backend sees them.
     pub allocation_intervals: Option<u32>,
     /// The probe build's pages of this message by where each was first touched
-    /// ([`crate::run::backend::FirstTouch`]), where the backend sees them (wasmtime).
+    /// ([`crate::results::pages::FirstTouch`]), where the backend sees them (wasmtime).
     pub probe_first_allocator_static: Option<u32>,
     pub probe_first_allocator_heap: Option<u32>,
     pub probe_first_allocator_block: Option<u32>,
@@ -334,7 +335,7 @@ pub struct PagesRow {
     /// upload), in gas.
     pub page_gas: u64,
     /// The probe build's pages (first read or first written), summed over the case, and the
-    /// same split by where each was first touched ([`crate::run::backend::FirstTouch`]): inside an
+    /// same split by where each was first touched ([`crate::results::pages::FirstTouch`]): inside an
     /// allocator call in static data, in heap metadata, in the call's block; outside, in
     /// static data, in the heap. The five add up to `probe_pages`.
     pub probe_pages: u64,
@@ -370,7 +371,7 @@ pub struct AgreementRow {
     /// Fitted weight of the page gas in the second fit (1 = the schedule's weights explain it).
     pub page_gas_weight: f64,
     /// R² against fuel, page gas and the gas of loading the program's allocations before the
-    /// message ([`crate::analyse::agreement::allocations_gas`]), 4 decimals.
+    /// message ([`crate::results::pages::allocations_gas`]), 4 decimals.
     pub r2_fuel_pages_allocations: f64,
     /// Fitted weight of the allocations' gas in that fit (1 = the schedule's weights; 0 when
     /// no message of the case had any).

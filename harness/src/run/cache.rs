@@ -8,7 +8,7 @@
 //! links `galloc` (the probe's record types), so editing the allocator relinks `lab`, and a
 //! relink that changes nothing in it must not throw away the runs of every unchanged variant.
 
-use crate::build::artifact::hex;
+use crate::results::hex;
 use crate::run::backend::{BackendKind, PageCounts, Unit};
 use crate::run::execute::{CaseRun, MessageCost};
 use crate::run::measure::{Builds, CaseMeasurement};

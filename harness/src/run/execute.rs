@@ -1,6 +1,6 @@
 //! Runs a scenario on a backend, checking every reply, and reads the probe after each message.
 
-use crate::build::artifact::hex;
+use crate::results::hex;
 use crate::run::backend::{Backend, Outcome, Sent};
 use crate::run::scenario::{Expect, Scenario, Step};
 use anyhow::{bail, Context, Result};

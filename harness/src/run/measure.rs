@@ -368,7 +368,7 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
         written: sum(|c| c.write),
         write_after_read: sum(|c| c.write_after_read),
         loaded: sum(|c| c.loaded),
-        page_gas: counts.iter().map(crate::analyse::agreement::page_gas).sum(),
+        page_gas: counts.iter().map(crate::results::pages::page_gas).sum(),
         // Counted apart from the split (first reads plus first writes), so that the two adding
         // up is a check (tests), not a definition.
         probe_pages: m

@@ -7,7 +7,7 @@
 //! minus the difference in allocations' gas must be one constant. This checks it on the
 //! committed results, for every pair, with gtest's own gas and the wasmtime meter's counts.
 
-use galloc_lab::analyse::agreement::allocations_gas;
+use galloc_lab::results::pages::allocations_gas;
 use galloc_lab::results::{read_csv, MessageRow};
 use galloc_lab::run::backend::PageCounts;
 use std::collections::{BTreeMap, BTreeSet};

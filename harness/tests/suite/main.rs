@@ -22,5 +22,6 @@ mod relink;
 mod report;
 mod reproduction;
 mod ship;
+mod stages;
 mod survival;
 mod wasmtime;

@@ -32,7 +32,9 @@ fn a_relinked_layout_point_is_the_point_cargo_builds() {
     )
     .unwrap();
     assert!(
-        Stash::verified(&canonical).unwrap().is_some(),
+        Stash::verified(&canonical.path, &canonical.sha256, &canonical.bytes)
+            .unwrap()
+            .is_some(),
         "the plain build kept a link that reproduces it: {}",
         stash_of(&canonical.path).display()
     );

@@ -22,7 +22,7 @@ pub fn font_identity() -> String {
             let bytes = std::fs::read(p).ok()?;
             Some(format!(
                 "{p} {}",
-                crate::build::artifact::hex(&sha2::Sha256::digest(&bytes))
+                crate::results::hex(&sha2::Sha256::digest(&bytes))
             ))
         })
         .unwrap_or_else(|| "no font".into())

@@ -7,75 +7,10 @@
 //! beside fuel in every result so the embedded meter is not blind to it.
 
 use super::page_map::{Ages, MappedPage, PageKind};
-use serde::{Deserialize, Serialize};
+pub use crate::results::pages::{FirstTouch, PageCounts};
 
 /// Gear's page: the unit lazy pages charge per.
 pub const GEAR_PAGE: usize = 16 * 1024;
-
-/// Per-message page accesses above the stack, in Gear's charging categories.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageCounts {
-    /// Pages first read (Gear: `lazy_pages_*_read`).
-    pub read: u32,
-    /// Pages first written (Gear: `lazy_pages_*_write`).
-    pub write: u32,
-    /// Pages read, then written (Gear: `lazy_pages_*_write_after_read`).
-    pub write_after_read: u32,
-    /// Pages accessed whose data an earlier message stored (Gear: `load_page_data`).
-    pub loaded: u32,
-    /// Written pages whose content differs at the end (Gear uploads these).
-    pub changed: u32,
-    /// Runs of Wasm pages the program held through `alloc` when the message began. Gear loads
-    /// them before every message, charging a storage read plus a cost per run (nothing when
-    /// there are none): gas that neither fuel nor page accesses show.
-    pub allocation_intervals: u32,
-    /// Where each page the message touched was touched first; probe builds only (their
-    /// counter reads mark where allocator calls begin and end).
-    pub first_touch: Option<FirstTouch>,
-}
-
-/// Pages a message touched, by where their first touch was: the design question on Gear,
-/// where an allocator costs mostly pages. The five add up to `read + write` of the message's
-/// [`PageCounts`] exactly (every page is first touched once, by a read or by a write).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FirstTouch {
-    /// Inside an allocator call, in static data: the allocator's own state (its statics,
-    /// a static buffer's cells when not the call's block).
-    pub allocator_static: u32,
-    /// Inside an allocator call, in the heap, outside the blocks the call handled: chunk
-    /// headers, free-list links, footers, bitmaps kept in the heap.
-    pub allocator_heap: u32,
-    /// Inside an allocator call, in a block it handled: the block handed out (`calloc`'s
-    /// clearing, `realloc`'s copy) or the one taken back or moved.
-    pub allocator_block: u32,
-    /// Outside allocator calls, below the heap base: the program's static data (a probe
-    /// build's records included: they are statics written after each call).
-    pub program_static: u32,
-    /// Outside allocator calls, at or above the heap base: blocks the program reads and
-    /// writes (and, for host calls, the buffers it hands the host).
-    pub program_heap: u32,
-    /// Of the pages first touched inside allocator calls, those the program did not touch
-    /// outside them in the message either: what the allocator alone added. A header first
-    /// touched beside a block the program then writes is the allocator's first touch but
-    /// not an added page.
-    pub allocator_only: u32,
-}
-
-impl FirstTouch {
-    /// Every page counted.
-    pub fn total(&self) -> u32 {
-        self.allocator_static
-            + self.allocator_heap
-            + self.allocator_block
-            + self.program_static
-            + self.program_heap
-    }
-
-    /// Pages first touched inside allocator calls.
-    pub fn allocator(&self) -> u32 {
-        self.allocator_static + self.allocator_heap + self.allocator_block
-    }
-}
 
 /// Where a page was first touched (see [`FirstTouch`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -70,7 +70,7 @@ impl Scope<'_> {
             }
             let (bytes, rest) = input.split_at(len);
             *input = rest;
-            return Ok(format!("0x{}", crate::build::artifact::hex(bytes)));
+            return Ok(format!("0x{}", crate::results::hex(bytes)));
         }
         let items = (0..len)
             .map(|_| self.decode(item, input))
@@ -139,19 +139,13 @@ fn primitive(p: PrimitiveType, input: &mut &[u8]) -> Result<String> {
             let id = <[u8; 32]>::decode(input)?;
             match (1..=USERS).find(|u| sails_rs::ActorId::from(*u).into_bytes() == id) {
                 Some(user) => format!("user {user}"),
-                None => format!("0x{}", crate::build::artifact::hex(&id)),
+                None => format!("0x{}", crate::results::hex(&id)),
             }
         }
         P::CodeId | P::MessageId | P::H256 => {
-            format!(
-                "0x{}",
-                crate::build::artifact::hex(&<[u8; 32]>::decode(input)?)
-            )
+            format!("0x{}", crate::results::hex(&<[u8; 32]>::decode(input)?))
         }
-        P::H160 => format!(
-            "0x{}",
-            crate::build::artifact::hex(&<[u8; 20]>::decode(input)?)
-        ),
+        P::H160 => format!("0x{}", crate::results::hex(&<[u8; 20]>::decode(input)?)),
         P::U256 => sails_rs::U256::decode(input)?.to_string(),
     })
 }
