@@ -1,51 +1,16 @@
-//! The layout sweep: verdicts that survive where the heap begins.
+//! Verdicts that survive where the heap begins, from the layout sweep's rows.
 //!
 //! Gear charges per 16 KiB page a message touches, so a total depends on which pages a
 //! program's objects straddle, and that depends on where `__heap_base` lands: on how much
 //! static data the program has, which differs in every program. One layout can flip a
 //! comparison (measured: shipping's own nft-stress total spans 8 % across paddings). Gas is
-//! deterministic, so instead of sampling layouts the lab sweeps them: each case's plain build
-//! is re-linked with its statics (and so its heap base) moved up by [`stratified`] offsets, and
-//! every variant is compared with `shipping` *at the same offset*. The offsets cover both
-//! positions a total turns on: in the 16 KiB Gear page (which pages a message's objects
-//! straddle) and in the 64 KiB Wasm page (how much of the page is free after the statics, and so
-//! when the first `alloc` of a fresh page comes). `just sweep-check` holds the sweep against a
-//! dense grid. A variant is better (worse) than shipping on a case only if it is cheaper
-//! (dearer) by more than [`BAND_PCT`] at every offset.
-//!
-//! The probe and twin builds stay at the linker's own layout: they measure what the allocator
-//! did there, and the probe's relation to its twin holds per layout, so one is enough.
-//!
-//! Over 600 lines because its tests are: the code is its first 520 lines, the rest holds every
-//! verdict rule to hand-computed rows.
+//! deterministic, so instead of sampling layouts the lab sweeps them ([`crate::run::plan`]), and
+//! here every variant is compared with `shipping` *at the same offset*. A variant is better
+//! (worse) than shipping on a case only if it is cheaper (dearer) by more than [`BAND_PCT`] at
+//! every offset.
 
-use crate::build::artifact::{build, Artifact, BuildRequest, PostProcess};
-use crate::build::workspace::Workspace;
 use crate::results::{round, LayoutRow, SecondRow, TotalRow};
-use crate::run::backend::BackendKind;
-use crate::run::execute::{run_case, CaseRun, ProbeReads};
-use crate::run::scenario::Scenario;
-use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
-
-/// Bytes of one Gear page (what gas is charged per): the sweep covers every position in it.
-pub const GEAR_PAGE: u32 = 16 * 1024;
-
-/// Bytes of one Wasm page (what the `alloc` syscall hands out): the sweep spans it.
-pub const WASM_PAGE: u32 = 64 * 1024;
-
-/// Layouts `just compare` runs every case at on gas (offset 0 is the committed, linker's own),
-/// [`stratified`] over the 64 KiB Wasm page: what `results/` holds. Held against a 64-point
-/// grid over the Wasm page (`just sweep-check`, docs/verdicts.md, "Is the sweep enough?") these miss a
-/// verdict or a median by more than the band on 1 of 8 pairs; the 8 points over one Gear page
-/// the lab swept before ([`offsets`]) missed on 2, and 8 stratified points on 3.
-pub const POINTS: u32 = 16;
-
-/// The fuel meter runs every this many of the sweep's points (in offset order, 0 first): fuel
-/// barely moves with the layout (the grid: at most 0.17 points of percent between a pair's
-/// lowest and highest difference), so 4 points, one in each Gear page of the Wasm page, keep
-/// every fuel verdict the grid gives while the sweep costs 1.25x the runs of 8 on both.
-pub const FUEL_STRIDE: usize = 4;
 
 /// The minimum effect, in percent of shipping's total: a variant is better (worse) only when
 /// it is cheaper (dearer) by more than this at every layout, and the same when it is within it
@@ -55,167 +20,6 @@ pub const BAND_PCT: f64 = 1.0;
 
 /// The variant every other is paired with.
 pub const SHIPPING: &str = "shipping";
-
-/// `points` offsets spread evenly over one Gear page, 0 first, each a multiple of 16 (static
-/// data keeps its alignment): the sweep the lab ran before [`stratified`] (`--one-gear-page`),
-/// and the position in a Gear page of each of its points.
-pub fn offsets(points: u32) -> Result<Vec<u32>> {
-    if points == 0 || points > GEAR_PAGE / 16 {
-        bail!(
-            "--layouts {points}: give 1 (the linker's layout only) to {} layouts",
-            GEAR_PAGE / 16
-        );
-    }
-    Ok((0..points)
-        .map(|i| (u64::from(i) * u64::from(GEAR_PAGE) / u64::from(points)) as u32 / 16 * 16)
-        .collect())
-}
-
-/// `points` offsets stratified over one Wasm page, ascending, 0 first, each a multiple of 16
-/// (static data keeps its alignment). Point `i` sits at `i/points` of the way through a Gear
-/// page (so the points cover the Gear page evenly, as they did when the sweep spanned only
-/// one) and in Gear page `i mod 4` of the Wasm page (so they cover the Wasm page too): for 8,
-/// every 2 KiB of the Gear page once and every quarter of the Wasm page twice.
-pub fn stratified(points: u32) -> Result<Vec<u32>> {
-    let per_wasm_page = WASM_PAGE / GEAR_PAGE;
-    let mut offsets: Vec<u32> = offsets(points)?
-        .into_iter()
-        .zip(0..)
-        .map(|(in_gear_page, i)| (i % per_wasm_page) * GEAR_PAGE + in_gear_page)
-        .collect();
-    offsets.sort_unstable();
-    Ok(offsets)
-}
-
-/// The offsets of `offsets` (ascending, 0 first) that `backend` runs: all on gas (gtest, a
-/// node), every `fuel_stride`th on the fuel meter.
-pub fn on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32> {
-    match backend {
-        BackendKind::Wasmtime => offsets
-            .iter()
-            .copied()
-            .step_by(fuel_stride.max(1))
-            .collect(),
-        _ => offsets.to_vec(),
-    }
-}
-
-/// `points` offsets of the sweep: [`stratified`] over the Wasm page, or with `one_gear_page`
-/// spread over one Gear page ([`offsets`], the lab's earlier sweep, kept to compare with).
-pub fn sweep(points: u32, one_gear_page: bool) -> Result<Vec<u32>> {
-    if one_gear_page {
-        offsets(points)
-    } else {
-        stratified(points)
-    }
-}
-
-/// The default sweep's offsets, every backend's together.
-pub fn default_sweep() -> Vec<u32> {
-    stratified(POINTS).expect("a valid point count")
-}
-
-/// The default sweep's offsets on `backend`: what `results/` holds.
-pub fn default_on(backend: BackendKind) -> Vec<u32> {
-    on(backend, &default_sweep(), FUEL_STRIDE)
-}
-
-/// The offsets of `offsets` at which a case's second workload runs on `backend`: on gas the
-/// fuel meter's points (`fuel_stride`: one in each Gear page of the Wasm page), which keeps
-/// `just compare` within 1.5 times the runs of the earlier sweep; none on the fuel meter (its
-/// verdicts barely move: docs/verdicts.md, "Is the sweep enough?") and none at a single layout (the gate
-/// compares totals at the linker's layout, not verdicts).
-pub fn second_on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32> {
-    if backend == BackendKind::Wasmtime || offsets.len() < 2 {
-        return Vec::new();
-    }
-    on(BackendKind::Wasmtime, offsets, fuel_stride)
-}
-
-/// Every `step` bytes over one Wasm page, 0 first: the dense grid `just sweep-check` holds
-/// a sweep against (every point of `offsets(8)` and of `stratified(16)` is on the 1 KiB grid).
-pub fn grid(step: u32) -> Result<Vec<u32>> {
-    if step == 0 || !step.is_multiple_of(16) || step > WASM_PAGE {
-        bail!("--layout-step {step}: give a multiple of 16 bytes from 16 to {WASM_PAGE}");
-    }
-    Ok((0..WASM_PAGE).step_by(step as usize).collect())
-}
-
-/// The plain build of `package` for `variant` re-linked at each nonzero offset.
-pub fn builds(
-    ws: &Workspace,
-    base: BuildRequest<'_>,
-    offsets: &[u32],
-    log: impl Fn(&str),
-) -> Result<Vec<(u32, Artifact)>> {
-    offsets
-        .iter()
-        .filter(|o| **o > 0)
-        .map(|&layout_offset| {
-            let req = BuildRequest {
-                probe: false,
-                post: PostProcess::Gear,
-                layout_pad: 0,
-                layout_offset,
-                ..base
-            };
-            log(&format!("building {} for {}", req.package, req.config()));
-            Ok((layout_offset, build(ws, req)?))
-        })
-        .collect()
-}
-
-/// One layout's run of the plain build.
-pub fn run(artifact: &Artifact, scenario: &Scenario, backend: BackendKind) -> Result<CaseRun> {
-    let mut b = backend.create()?;
-    run_case(
-        b.as_mut(),
-        &artifact.bytes,
-        scenario,
-        ProbeReads::Never,
-        || {},
-    )
-    .with_context(|| {
-        format!(
-            "{} on {} ({}, {})",
-            scenario.case,
-            backend.name(),
-            artifact.config,
-            artifact.path.display()
-        )
-    })
-}
-
-/// The row of one layout's run.
-pub fn row(
-    scenario: &Scenario,
-    variant: &str,
-    backend: BackendKind,
-    unit: crate::run::backend::Unit,
-    offset: u32,
-    artifact: &Artifact,
-    run: &CaseRun,
-) -> Result<LayoutRow> {
-    let pages: Option<Vec<_>> = run.messages.iter().map(|m| m.pages).collect();
-    let sum = |f: fn(&crate::run::backend::PageCounts) -> u32| {
-        pages
-            .as_ref()
-            .map(|p| p.iter().map(|c| u64::from(f(c))).sum())
-    };
-    Ok(LayoutRow {
-        backend: backend.name().into(),
-        case: scenario.case.into(),
-        variant: variant.into(),
-        unit: unit.name().into(),
-        offset,
-        heap_base: artifact
-            .heap_base
-            .with_context(|| format!("{} exports no __heap_base", artifact.path.display()))?,
-        total: run.total_cost(),
-        pages_read: sum(|c| c.read),
-        pages_written: sum(|c| c.write),
-    })
-}
 
 /// One variant's layouts against shipping's, on one backend and case.
 #[derive(Clone, Debug, PartialEq)]
@@ -409,11 +213,6 @@ pub fn summarise_second(rows: &[SecondRow]) -> BTreeMap<(String, String, String)
     summarise(&rows.iter().map(SecondRow::as_layout).collect::<Vec<_>>())
 }
 
-/// The default sweep's second-workload offsets on `backend`: what `results/` holds.
-pub fn default_second_on(backend: BackendKind) -> Vec<u32> {
-    second_on(backend, &default_sweep(), FUEL_STRIDE)
-}
-
 /// Fills the layout columns of `totals` from `rows`.
 pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
     let summaries = summarise(rows);
@@ -521,58 +320,6 @@ pub fn standing(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    #[test]
-    fn offsets_span_one_gear_page_evenly() {
-        assert_eq!(
-            offsets(8).unwrap(),
-            [0, 2048, 4096, 6144, 8192, 10240, 12288, 14336]
-        );
-        assert_eq!(offsets(1).unwrap(), [0]);
-        assert_eq!(offsets(3).unwrap(), [0, 5456, 10912]);
-        assert!(offsets(0).is_err());
-        assert_eq!(sweep(8, true).unwrap(), offsets(8).unwrap());
-        assert_eq!(sweep(8, false).unwrap(), stratified(8).unwrap());
-    }
-
-    #[test]
-    fn stratified_offsets_cover_the_gear_page_and_the_wasm_page() {
-        let all = stratified(16).unwrap();
-        assert_eq!(
-            all,
-            [
-                0, 4096, 8192, 12288, 17408, 21504, 25600, 29696, 34816, 38912, 43008, 47104,
-                52224, 56320, 60416, 64512
-            ]
-        );
-        // Every 1 KiB of the Gear page once, every quarter of the Wasm page four times; the
-        // fuel meter at a stride of 4 one point in each quarter.
-        let mut in_gear_page: Vec<u32> = all.iter().map(|o| o % GEAR_PAGE).collect();
-        in_gear_page.sort_unstable();
-        assert_eq!(in_gear_page, (0..16).map(|i| i * 1024).collect::<Vec<_>>());
-        assert_eq!(on(BackendKind::Gtest, &all, 4), all);
-        assert_eq!(on(BackendKind::Wasmtime, &all, 4), [0, 17408, 34816, 52224]);
-        // The default sweep is exactly this: 16 on gas, 4 on fuel.
-        assert_eq!(default_on(BackendKind::Gtest), all);
-        assert_eq!(default_on(BackendKind::Wasmtime), [0, 17408, 34816, 52224]);
-        assert_eq!(on(BackendKind::Wasmtime, &[0], 4), [0]);
-        let eight = stratified(8).unwrap();
-        assert_eq!(eight, [0, 8192, 18432, 26624, 36864, 45056, 55296, 63488]);
-        for quarter in 0..4 {
-            let n = eight.iter().filter(|o| *o / GEAR_PAGE == quarter).count();
-            assert_eq!(n, 2, "quarter {quarter}");
-        }
-        assert!(all.iter().all(|o| *o < WASM_PAGE));
-        assert_eq!(stratified(1).unwrap(), [0]);
-        assert_eq!(stratified(3).unwrap(), [0, 21840, 43680]);
-        assert!(stratified(0).is_err());
-        // The dense grid of the sweep check holds every point of both designs.
-        let dense = grid(1024).unwrap();
-        assert_eq!(dense.len(), 64);
-        assert!(all.iter().all(|o| dense.contains(o)));
-        assert!(offsets(8).unwrap().iter().all(|o| dense.contains(o)));
-        assert!(grid(1000).is_err() && grid(0).is_err());
-    }
 
     /// A gtest row of case `c` (the unit tests' own).
     pub(crate) fn r(variant: &str, offset: u32, total: u64) -> LayoutRow {

@@ -1,8 +1,8 @@
 //! Whether the default sweep is enough: its verdicts and medians held against a dense grid.
 //!
-//! `just compare` runs every case at [`layout::default_on`] its backend, a stratified handful of
+//! `just compare` runs every case at [`plan::default_on`] its backend, a stratified handful of
 //! the places a heap can start in its Wasm page. `just sweep-check` runs a few cases at every 1 KiB
-//! of the page instead ([`layout::grid`], which holds every default point), and this module
+//! of the page instead ([`plan::grid`], which holds every default point), and this module
 //! says, per variant and case, whether the default points alone reach the verdict the whole
 //! grid reaches and a median within [`TOLERANCE_PP`] of the grid's.
 

@@ -4,6 +4,7 @@
 //! - [`artifact`]: one Wasm artifact per (package, variant, build kind), rebuilt only when stale.
 //! - [`stamp`]: whether a build is fresh, without asking cargo.
 //! - [`relink`]: the same artifact with its static data moved, for the layout sweep.
+//! - [`sweep`]: the plain build re-linked at each offset of the layout sweep.
 //! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
 //! - [`process`]: the cargo runs a build starts, ended with the lab however it ends.
@@ -16,6 +17,7 @@ pub mod files;
 pub mod process;
 pub mod relink;
 pub mod stamp;
+pub mod sweep;
 pub mod toolchain;
 pub mod wasm;
 pub mod workspace;

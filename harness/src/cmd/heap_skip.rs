@@ -20,7 +20,6 @@
 //! all together or not at all.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::analyse::layout::GEAR_PAGE;
 use galloc_lab::analyse::population::Totals;
 use galloc_lab::analyse::ship;
 use galloc_lab::build::artifact::{build, BuildRequest};
@@ -29,6 +28,7 @@ use galloc_lab::report::heap::{
     dear_minus_cheap, page_map_file, page_map_table, per_skip_table, spread_table,
 };
 use galloc_lab::report::{charts, metadata};
+use galloc_lab::results::pages::GEAR_PAGE;
 use galloc_lab::results::{
     write_csv, write_file, MeasuredRow, PageMapRow, SkipRow, HEAP_DIR, MANIFEST,
 };

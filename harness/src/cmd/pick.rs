@@ -9,11 +9,12 @@
 //! of the lab's own tests (the registry's `fails`): the answer names what it left out and why.
 
 use anyhow::{bail, Result};
-use galloc_lab::analyse::layout::{self, SHIPPING};
+use galloc_lab::analyse::layout::SHIPPING;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::pick::Pick;
 use galloc_lab::results::{read_csv, LayoutRow};
 use galloc_lab::run::backend::BackendKind;
+use galloc_lab::run::plan;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -30,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "gtest")]
     backend: String,
     /// Heap layouts to run each build at (docs/verdicts.md, "Verdicts across heap layouts").
-    #[arg(long, default_value_t = layout::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
+    #[arg(long, default_value_t = plan::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
     /// Where the measurement is written (default: `target/lab/programs/<scenario name>/`).
     #[arg(long)]

@@ -5,7 +5,6 @@
 //! lock), its report and its chart.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::analyse::layout;
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::metadata;
@@ -15,6 +14,7 @@ use galloc_lab::results::{
 };
 use galloc_lab::run::backend::{BackendKind, Unit};
 use galloc_lab::run::execute::{on_every_core, run_recording};
+use galloc_lab::run::plan;
 use galloc_lab::run::scenario;
 use galloc_variants::{Variant, REFERENCE};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value = "shipping,gear-next")]
     against: String,
     /// Heap layouts per build, stratified over the Wasm page as `lab measure`'s sweep.
-    #[arg(long, default_value_t = layout::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
+    #[arg(long, default_value_t = plan::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
     /// Where to write (default: `results/<variant>/`).
     #[arg(long)]
@@ -67,7 +67,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     variants.push(repro);
     let case = scenario::select(case_id)?[0];
     let scenario = (case.make)();
-    let offsets = layout::sweep(args.layouts, false)?;
+    let offsets = plan::sweep(args.layouts, false)?;
     let out = std::path::absolute(args.out.unwrap_or_else(|| ws.results_dir().join(repro.id)))
         .context("resolving --out")?;
 
@@ -87,9 +87,12 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         let plain = BuildRequest::deployed(scenario.package, v);
         bar.set_message(format!("building {} for {}", scenario.package, v.id));
         let mut at = vec![(0, build(ws, plain)?)];
-        at.extend(layout::builds(ws, plain, &offsets, |line| {
-            bar.set_message(line.to_owned())
-        })?);
+        at.extend(galloc_lab::build::sweep::builds(
+            ws,
+            plain,
+            &offsets,
+            |line| bar.set_message(line.to_owned()),
+        )?);
         artifacts.push(at);
     }
     let jobs: Vec<(usize, usize)> = (0..variants.len())
@@ -126,7 +129,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 w.why
             );
         }
-        let row: LayoutRow = layout::row(
+        let row: LayoutRow = galloc_lab::run::measure::layout_row(
             &scenario,
             v.id,
             BackendKind::Gtest,

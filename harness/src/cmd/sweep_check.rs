@@ -4,11 +4,11 @@
 //! beyond the stated tolerance.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::analyse::layout;
 use galloc_lab::analyse::sweep;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::{read_csv, LayoutRow};
 use galloc_lab::run::backend::BackendKind;
+use galloc_lab::run::plan;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -17,14 +17,14 @@ pub struct Args {
     #[arg(long)]
     results: Option<PathBuf>,
     /// The sweep to hold against the grid: this many points ...
-    #[arg(long, default_value_t = layout::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
+    #[arg(long, default_value_t = plan::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
-    /// ... spread over one Gear page (`layout::offsets`, the lab's earlier sweep) instead of
-    /// stratified over the Wasm page (`layout::stratified`, the default sweep) ...
+    /// ... spread over one Gear page (`plan::offsets`, the lab's earlier sweep) instead of
+    /// stratified over the Wasm page (`plan::stratified`, the default sweep) ...
     #[arg(long)]
     one_gear_page: bool,
     /// ... with the fuel meter at every this many of them.
-    #[arg(long, default_value_t = layout::FUEL_STRIDE, allow_negative_numbers = true, value_parser = super::stride)]
+    #[arg(long, default_value_t = plan::FUEL_STRIDE, allow_negative_numbers = true, value_parser = super::stride)]
     fuel_stride: usize,
 }
 
@@ -50,7 +50,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             dir.display()
         );
     }
-    let sweep = layout::sweep(args.layouts, args.one_gear_page)?;
+    let sweep = plan::sweep(args.layouts, args.one_gear_page)?;
     println!(
         "{} points {}, on the fuel meter {}, against the grid in {}:\n",
         args.layouts,
@@ -67,7 +67,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     );
     let checked = sweep::check(&rows, |backend| {
         BackendKind::from_name(backend)
-            .map(|b| layout::on(b, &sweep, args.fuel_stride))
+            .map(|b| plan::on(b, &sweep, args.fuel_stride))
             .unwrap_or_default()
     })?;
     print!("{}", sweep::render(&checked));

@@ -2,8 +2,9 @@
 //! `lab heap-skip` wrote: what share of each program's layout spread the heap base alone
 //! reproduces, each variant's gas at every skip, and the page maps.
 
-use crate::analyse::layout::{median, GEAR_PAGE};
+use crate::analyse::layout::median;
 use crate::analyse::population::{spread_pct, Totals};
+use crate::results::pages::GEAR_PAGE;
 use crate::results::{PageMapRow, SkipRow};
 use crate::run::backend::wasmtime::PageKind;
 use std::collections::BTreeMap;

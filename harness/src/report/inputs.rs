@@ -2,12 +2,12 @@
 //! before anything is rendered from them (the rendering is in [`super::tables`] and
 //! [`super::document`]).
 
-use crate::analyse::layout;
 use crate::results::{
     read_csv, read_manifest, AgreementRow, LayoutRow, MeasuredRow, MessageRow, OpRow, PagesRow,
     SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
 use crate::run::backend::BackendKind;
+use crate::run::plan;
 use crate::trace::{self, TraceRecord};
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -259,7 +259,7 @@ impl Inputs {
     /// What the sweep lacks: every (backend, case, variant) the manifest lists must be at the
     /// same offsets as every other variant of its backend and case (or a comparison at the
     /// same layout would lack pairs), and in a full result set at exactly the default sweep's
-    /// offsets on its backend ([`layout::default_on`]).
+    /// offsets on its backend ([`plan::default_on`]).
     fn missing_layouts(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
         let at = |m: &MeasuredRow| -> Vec<u32> {
             self.layouts
@@ -271,7 +271,7 @@ impl Inputs {
         offset_gaps(manifest, "layouts.csv", at, |m| {
             full.then(|| {
                 BackendKind::from_name(&m.backend)
-                    .map(layout::default_on)
+                    .map(plan::default_on)
                     .unwrap_or_default()
             })
         })
@@ -280,7 +280,7 @@ impl Inputs {
     /// What the second workloads lack: their rows must name the case's workload, and, as for
     /// the sweep ([`Self::missing_layouts`]), every (backend, case, variant) the manifest lists
     /// must be at the offsets of every other variant of its backend and case, in a full result
-    /// set at exactly [`layout::default_second_on`] its backend (none on the fuel meter) for a
+    /// set at exactly [`plan::default_second_on`] its backend (none on the fuel meter) for a
     /// case with a second workload.
     fn missing_second(&self, manifest: &[MeasuredRow], full: bool) -> Vec<String> {
         let workload_of = |case: &str| {
@@ -311,7 +311,7 @@ impl Inputs {
         out.extend(offset_gaps(manifest, SECOND, at, |m| {
             (full && workload_of(&m.case).is_some()).then(|| {
                 BackendKind::from_name(&m.backend)
-                    .map(layout::default_second_on)
+                    .map(plan::default_second_on)
                     .unwrap_or_default()
             })
         }));

@@ -8,6 +8,12 @@ use gear_core::gas_metering::Schedule;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
+/// Bytes of one Gear page (what gas is charged per): the sweep covers every position in it.
+pub const GEAR_PAGE: u32 = 16 * 1024;
+
+/// Bytes of one Wasm page (what the `alloc` syscall hands out): the sweep spans it.
+pub const WASM_PAGE: u32 = 64 * 1024;
+
 /// Per-message page accesses above the stack, in Gear's charging categories.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageCounts {

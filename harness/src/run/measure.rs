@@ -4,7 +4,8 @@
 use crate::build::artifact::{build, Artifact, BuildRequest, PostProcess, TWIN_FEATURE};
 use crate::build::workspace::Workspace;
 use crate::results::{
-    nearest_rank, round, ArtifactRow, MessageRow, OpRow, PagesRow, TotalRow, ValidationRow,
+    nearest_rank, round, ArtifactRow, LayoutRow, MessageRow, OpRow, PagesRow, TotalRow,
+    ValidationRow,
 };
 use crate::run::backend::{BackendKind, FirstTouch, Unit};
 use crate::run::execute::{run_case, CaseRun, MessageCost, ProbeReads};
@@ -173,23 +174,11 @@ pub fn measure_case(
 ) -> Result<CaseMeasurement> {
     let mut unit = Unit::Gas;
     let mut run = |artifact: &Artifact, reads: ProbeReads| -> Result<CaseRun> {
-        let mut b = backend.create()?;
-        unit = b.unit();
-        if let Some(heap_base) = artifact.heap_base {
-            b.heap_base(heap_base);
-        }
-        run_case(b.as_mut(), &artifact.bytes, scenario, reads, || {
+        let (run, u) = run_build(artifact, scenario, backend, reads, || {
             progress(&artifact.config)
-        })
-        .with_context(|| {
-            format!(
-                "{} on {} ({}, {})",
-                scenario.case,
-                backend.name(),
-                artifact.config,
-                artifact.path.display()
-            )
-        })
+        })?;
+        unit = u;
+        Ok(run)
     };
     let plain = run(&builds.plain, ProbeReads::Never)?;
     let probe = run(&builds.probe, ProbeReads::EveryMessage)?;
@@ -208,6 +197,66 @@ pub fn measure_case(
         plain,
         probe,
         twin,
+    })
+}
+
+/// One run of `artifact` on a fresh chain or meter of `backend`, told the build's heap base (the
+/// wasmtime meter places the pages a probe build touches by it), and the unit of its costs.
+/// `progress()` is called once per message. Every run the lab makes goes through here: the
+/// three builds of [`measure_case`] and each layout of the sweep.
+pub fn run_build(
+    artifact: &Artifact,
+    scenario: &Scenario,
+    backend: BackendKind,
+    reads: ProbeReads,
+    progress: impl FnMut(),
+) -> Result<(CaseRun, Unit)> {
+    let mut b = backend.create()?;
+    let unit = b.unit();
+    if let Some(heap_base) = artifact.heap_base {
+        b.heap_base(heap_base);
+    }
+    let run =
+        run_case(b.as_mut(), &artifact.bytes, scenario, reads, progress).with_context(|| {
+            format!(
+                "{} on {} ({}, {})",
+                scenario.case,
+                backend.name(),
+                artifact.config,
+                artifact.path.display()
+            )
+        })?;
+    Ok((run, unit))
+}
+
+/// The row of one layout's run of a plain build (the layout sweep, [`crate::run::plan`]).
+pub fn layout_row(
+    scenario: &Scenario,
+    variant: &str,
+    backend: BackendKind,
+    unit: Unit,
+    offset: u32,
+    artifact: &Artifact,
+    run: &CaseRun,
+) -> Result<LayoutRow> {
+    let pages: Option<Vec<_>> = run.messages.iter().map(|m| m.pages).collect();
+    let sum = |f: fn(&crate::results::pages::PageCounts) -> u32| {
+        pages
+            .as_ref()
+            .map(|p| p.iter().map(|c| u64::from(f(c))).sum())
+    };
+    Ok(LayoutRow {
+        backend: backend.name().into(),
+        case: scenario.case.into(),
+        variant: variant.into(),
+        unit: unit.name().into(),
+        offset,
+        heap_base: artifact
+            .heap_base
+            .with_context(|| format!("{} exports no __heap_base", artifact.path.display()))?,
+        total: run.total_cost(),
+        pages_read: sum(|c| c.read),
+        pages_written: sum(|c| c.write),
     })
 }
 

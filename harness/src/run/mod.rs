@@ -11,5 +11,6 @@ pub mod backend;
 pub mod cache;
 pub mod execute;
 pub mod measure;
+pub mod plan;
 pub mod replay;
 pub mod scenario;

@@ -34,7 +34,7 @@ fn the_report_is_the_render_of_its_rows() {
 fn the_reproduction_fails_from_message_747_and_the_correct_arithmetic_never() {
     let (_, rows) = committed();
     assert_eq!(rows.first_wrong(), Some(747));
-    let layouts = galloc_lab::analyse::layout::default_sweep().len();
+    let layouts = galloc_lab::run::plan::default_sweep().len();
     for v in ["shipping", "gear-next", "pr4853"] {
         let runs: Vec<_> = rows.outcomes.iter().filter(|o| o.variant == v).collect();
         assert_eq!(runs.len(), layouts, "{v}");

@@ -2,7 +2,6 @@
 //! on the other cores as soon as its builds are made; the results put back in job order.
 
 use anyhow::Result;
-use galloc_lab::analyse::layout;
 use galloc_lab::build::artifact::{BuildRequest, PostProcess};
 use galloc_lab::build::external::Program;
 use galloc_lab::build::workspace::Workspace;
@@ -163,7 +162,7 @@ pub(super) fn execute(
                 external,
             };
             let started = std::time::Instant::now();
-            b.layouts = layout::builds(ws, plain, built, log)?;
+            b.layouts = galloc_lab::build::sweep::builds(ws, plain, built, log)?;
             let mut t = timing.lock().expect("no panic holds it");
             t.builds.0 += three;
             t.builds.1 += 3;
@@ -230,7 +229,13 @@ pub(super) fn execute(
                 count(false);
                 bar.set_message(format!("{} {} {}", backend.name(), s.case, artifact.config));
                 let started = std::time::Instant::now();
-                let run = layout::run(artifact, s, backend)?;
+                let (run, _) = galloc_lab::run::measure::run_build(
+                    artifact,
+                    s,
+                    backend,
+                    galloc_lab::run::execute::ProbeReads::Never,
+                    || {},
+                )?;
                 let seconds = started.elapsed().as_secs_f64();
                 timing
                     .lock()

@@ -2,7 +2,6 @@
 //! the report.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::analyse::layout;
 use galloc_lab::build::external::Program;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::staging::Written;
@@ -11,6 +10,7 @@ use galloc_lab::run::backend::{node, BackendKind};
 use galloc_lab::run::cache::{Fingerprint, RunCache};
 use galloc_lab::run::execute::CaseRun;
 use galloc_lab::run::measure::CaseMeasurement;
+use galloc_lab::run::plan;
 use galloc_lab::run::scenario::{self, Scenario};
 use galloc_variants::Variant;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -61,7 +61,7 @@ pub struct Args {
     /// Heap layouts to run each case's plain build at, stratified over the 64 KiB Wasm page and
     /// each 16 KiB Gear page in it (docs/verdicts.md, "Verdicts across heap layouts"); 1 runs the linker's
     /// layout alone, as the gate does. `results/` always holds every case at 16.
-    #[arg(long, default_value_t = galloc_lab::analyse::layout::POINTS, allow_negative_numbers = true, value_parser = crate::cmd::layouts)]
+    #[arg(long, default_value_t = galloc_lab::run::plan::POINTS, allow_negative_numbers = true, value_parser = crate::cmd::layouts)]
     layouts: u32,
     /// Spread the `--layouts` points evenly over one Gear page instead (the sweep the lab ran
     /// before, kept to compare with). Needs `--out`.
@@ -69,7 +69,7 @@ pub struct Args {
     one_gear_page: bool,
     /// The fuel meter runs every this many of the points (docs/verdicts.md, "Is the sweep enough?").
     /// Needs `--out` unless it is the default.
-    #[arg(long, default_value_t = galloc_lab::analyse::layout::FUEL_STRIDE, allow_negative_numbers = true, value_parser = crate::cmd::stride)]
+    #[arg(long, default_value_t = galloc_lab::run::plan::FUEL_STRIDE, allow_negative_numbers = true, value_parser = crate::cmd::stride)]
     fuel_stride: usize,
     /// Instead of `--layouts`: a layout every this many bytes over the 64 KiB Wasm page (1024
     /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
@@ -114,7 +114,7 @@ impl Args {
             allocator_features: String::new(),
             layouts,
             one_gear_page: false,
-            fuel_stride: galloc_lab::analyse::layout::FUEL_STRIDE,
+            fuel_stride: galloc_lab::run::plan::FUEL_STRIDE,
             layout_step: None,
             no_second_workload: false,
             program: Some(program.to_path_buf()),
@@ -202,11 +202,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     };
 
     let offsets = match args.layout_step {
-        Some(step) => galloc_lab::analyse::layout::grid(step)?,
-        None => galloc_lab::analyse::layout::sweep(args.layouts, args.one_gear_page)?,
+        Some(step) => galloc_lab::run::plan::grid(step)?,
+        None => galloc_lab::run::plan::sweep(args.layouts, args.one_gear_page)?,
     };
-    if (offsets != galloc_lab::analyse::layout::default_sweep()
-        || args.fuel_stride != galloc_lab::analyse::layout::FUEL_STRIDE
+    if (offsets != galloc_lab::run::plan::default_sweep()
+        || args.fuel_stride != galloc_lab::run::plan::FUEL_STRIDE
         || args.no_second_workload)
         && std::path::absolute(&out).ok() == Some(ws.results_dir())
     {
@@ -223,7 +223,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                     args.fuel_stride
                 ),
             },
-            galloc_lab::analyse::layout::POINTS
+            galloc_lab::run::plan::POINTS
         );
     }
 
@@ -274,11 +274,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     };
     let runs_on: BTreeMap<BackendKind, Vec<u32>> = backends
         .iter()
-        .map(|b| (*b, layout::on(*b, &offsets, fuel_stride)))
+        .map(|b| (*b, plan::on(*b, &offsets, fuel_stride)))
         .collect();
     let second_on: BTreeMap<BackendKind, Vec<u32>> = backends
         .iter()
-        .map(|b| (*b, layout::second_on(*b, &offsets, fuel_stride)))
+        .map(|b| (*b, plan::second_on(*b, &offsets, fuel_stride)))
         .collect();
     // Per backend, case and variant: plain, probe and twin runs, the layout points, and the
     // second workload's points.
@@ -573,7 +573,7 @@ fn check_extra_features(args: &Args) -> Result<()> {
                 "--allocator-features {f}: the heap layout is the lab's to vary: every case is \
                  already run at {} layouts over the Wasm page (see --layouts), each placed exactly \
                  by the linker rather than by padding",
-                galloc_lab::analyse::layout::POINTS
+                galloc_lab::run::plan::POINTS
             );
         }
         if galloc_variants::VARIANTS.iter().any(|v| v.feature == *f)

@@ -42,7 +42,7 @@ impl Source {
         let mut options = String::new();
         match args.layout_step {
             Some(step) => options.push_str(&format!(" --layout-step {step}")),
-            None if args.layouts != galloc_lab::analyse::layout::POINTS => {
+            None if args.layouts != galloc_lab::run::plan::POINTS => {
                 options.push_str(&format!(" --layouts {}", args.layouts))
             }
             None => {}
@@ -50,7 +50,7 @@ impl Source {
         if args.one_gear_page {
             options.push_str(" --one-gear-page");
         }
-        if args.fuel_stride != galloc_lab::analyse::layout::FUEL_STRIDE {
+        if args.fuel_stride != galloc_lab::run::plan::FUEL_STRIDE {
             options.push_str(&format!(" --fuel-stride {}", args.fuel_stride));
         }
         if args.no_second_workload {

@@ -119,7 +119,7 @@ fn write_backend(
         let build = &builds[&(s.package, v.id)];
         if let Some((workload, scenario)) = &seconds[*ci] {
             for (offset, run) in second {
-                let row = layout::row(
+                let row = galloc_lab::run::measure::layout_row(
                     scenario,
                     v.id,
                     backend,
@@ -131,7 +131,7 @@ fn write_backend(
                 second_rows.push(SecondRow::of(row, workload.id));
             }
         }
-        layouts.push(layout::row(
+        layouts.push(galloc_lab::run::measure::layout_row(
             s,
             v.id,
             backend,
@@ -141,7 +141,7 @@ fn write_backend(
             &m.plain,
         )?);
         for (offset, run) in points {
-            layouts.push(layout::row(
+            layouts.push(galloc_lab::run::measure::layout_row(
                 s,
                 v.id,
                 backend,
@@ -191,7 +191,7 @@ fn write_backend(
         (r.case.as_str(), r.variant.as_str(), r.offset)
     })?;
     write_csv(&save("layouts.csv"), &layouts)?;
-    // Only gas runs the second workloads (`layout::second_on`).
+    // Only gas runs the second workloads (`plan::second_on`).
     if !second_rows.is_empty() || save(SECOND).exists() {
         let rows = merge_points(&save(SECOND), second_rows, |r: &SecondRow| {
             (r.case.as_str(), r.variant.as_str(), r.offset)

@@ -6,7 +6,7 @@
 //! begin against the page rows, and a dear layout as a row more per message.
 
 use super::{canvas, draw_err, FONT, W};
-use crate::analyse::layout::GEAR_PAGE;
+use crate::results::pages::GEAR_PAGE;
 use crate::results::PageMapRow;
 use crate::run::backend::wasmtime::PageKind;
 use anyhow::{bail, Result};
