@@ -13,58 +13,10 @@
 
 use crate::analyse::layout::{self, Holds, Summary, Verdict, BAND_PCT};
 use crate::analyse::population::{spread_pct, Population, Totals};
-use crate::results::{read_csv, CodeSizeRow, LayoutRow, SecondRow};
-use anyhow::{bail, Context, Result};
+use crate::results::{LayoutRow, SecondRow};
+use anyhow::{bail, Result};
 use galloc_variants::REFERENCE;
 use std::collections::BTreeMap;
-use std::path::Path;
-
-/// Where the corpus's results live, beside the default cases' (`results/corpus/`).
-pub const CORPUS_DIR: &str = "corpus";
-
-/// The programs the verdict is judged on: every default case, then the corpus, in the
-/// registry's order.
-pub fn programs() -> Vec<&'static str> {
-    let cases = crate::run::scenario::CASES.iter();
-    cases
-        .filter(|c| c.default || c.corpus)
-        .map(|c| c.id)
-        .collect()
-}
-
-/// The ship verdict from the committed results: the default cases' sweep and second workloads
-/// in `results`, the corpus's in `corpus`, and the allocator's code bytes in
-/// `results/code-size.csv`. The caller holds both directories' locks and has verified them.
-pub fn from_results(results: &Path, corpus: &Path) -> Result<Ship> {
-    if !corpus.join(crate::results::MANIFEST).exists() {
-        bail!(
-            "{}: no corpus results; `just corpus` measures the corpus there",
-            corpus.display()
-        );
-    }
-    let (layouts, second) = read_sweeps(&[results, corpus])?;
-    let sizes_file = results.join("code-size.csv");
-    let sizes: Vec<CodeSizeRow> = read_csv(&sizes_file)?;
-    let code_bytes = sizes
-        .into_iter()
-        .filter(|r| r.package == "galloc-wasm-size" && !r.probe)
-        .map(|r| (r.variant, r.code_bytes))
-        .collect();
-    judge(RULE, "gtest", &programs(), &layouts, &second, &code_bytes)
-}
-
-/// The sweep's and the second workloads' rows of every results directory in `dirs`.
-pub fn read_sweeps(dirs: &[&Path]) -> Result<(Vec<LayoutRow>, Vec<SecondRow>)> {
-    let mut layouts = Vec::new();
-    let mut second = Vec::new();
-    for dir in dirs {
-        let inputs = crate::report::inputs::Inputs::read_for_verdicts(dir)
-            .with_context(|| format!("reading the sweep in {}", dir.display()))?;
-        layouts.extend(inputs.layouts);
-        second.extend(inputs.second);
-    }
-    Ok((layouts, second))
-}
 
 /// What a variant must show to ship (docs/ship.md, "The rule"): its interval's upper bound at
 /// or below minus the minimum effect, no program's mean above the minimum effect, at most a
@@ -288,12 +240,14 @@ impl Ship {
 
 /// Judges every variant measured on all `programs` against shipping on `backend`, from the
 /// layout sweep (`layouts`) and the second workloads (`second`) of every program, with each
-/// variant's allocator code bytes from `code_bytes`. An error names the programs without
+/// variant's allocator code bytes from `code_bytes`; `held_out` names the programs no design
+/// was shaped on (the case registry's). An error names the programs without
 /// shipping's sweep (nothing to judge against); a variant missing on some program is left out.
 pub fn judge(
     rule: Rule,
     backend: &str,
     programs: &[&str],
+    held_out: &[&str],
     layouts: &[LayoutRow],
     second: &[SecondRow],
     code_bytes: &BTreeMap<String, u64>,
@@ -314,7 +268,7 @@ pub fn judge(
     let held_out: Vec<&str> = programs
         .iter()
         .copied()
-        .filter(|p| crate::run::scenario::held_out(p))
+        .filter(|p| held_out.contains(p))
         .collect();
     let sweep = layout::summarise(layouts);
     let again = layout::summarise_second(second);
@@ -420,7 +374,7 @@ pub(crate) mod tests {
             ("slabs", [950, 1020], [950, 1020]),
         ]);
         let sizes = BTreeMap::from([("rlsf".to_owned(), 3000), ("talc".to_owned(), 4130)]);
-        let ship = judge(RULE, "gtest", &["a", "b"], &l, &s, &sizes).unwrap();
+        let ship = judge(RULE, "gtest", &["a", "b"], &["a", "b"], &l, &s, &sizes).unwrap();
         let row = |v: &str| ship.rows.iter().find(|r| r.variant == v).unwrap();
         assert_eq!(row("talc").count(Verdict::Better), 1);
         assert_eq!(row("talc").count(Verdict::Noise), 1);
@@ -498,7 +452,16 @@ pub(crate) mod tests {
             10,
         );
         let programs: Vec<&str> = programs.iter().map(String::as_str).collect();
-        let ship = judge(RULE, "gtest", &programs, &l, &s, &BTreeMap::new()).unwrap();
+        let ship = judge(
+            RULE,
+            "gtest",
+            &programs,
+            &programs,
+            &l,
+            &s,
+            &BTreeMap::new(),
+        )
+        .unwrap();
         let row = |v: &str| ship.rows.iter().find(|r| r.variant == v).unwrap();
         let rlsf = &row("rlsf").all;
         for x in [rlsf.expected_pct, rlsf.interval_pct.0, rlsf.interval_pct.1] {
@@ -528,7 +491,16 @@ pub(crate) mod tests {
             ("shipping", [1000, 1000], [1000, 1000]),
             ("talc", [995, 1000], [995, 1000]),
         ]);
-        let ship = judge(RULE, "gtest", &["a", "b"], &l, &s, &BTreeMap::new()).unwrap();
+        let ship = judge(
+            RULE,
+            "gtest",
+            &["a", "b"],
+            &["a", "b"],
+            &l,
+            &s,
+            &BTreeMap::new(),
+        )
+        .unwrap();
         assert_eq!(ship.named, "shipping");
         assert_eq!(
             ship.closest().unwrap().variant,
@@ -539,7 +511,16 @@ pub(crate) mod tests {
             ship.rows[0].refusals[0].to_string(),
             "its interval reaches +0.00 %"
         );
-        let e = judge(RULE, "gtest", &["a", "c", "d"], &l, &s, &BTreeMap::new()).unwrap_err();
+        let e = judge(
+            RULE,
+            "gtest",
+            &["a", "c", "d"],
+            &["a", "c", "d"],
+            &l,
+            &s,
+            &BTreeMap::new(),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "no shipping sweep on gtest for c, d: nothing to judge against"
@@ -549,7 +530,16 @@ pub(crate) mod tests {
             ("shipping", [1000, 1000], [1000, 1000]),
             ("bump", [500, 500], [500, 500]),
         ]);
-        let ship = judge(RULE, "gtest", &["a", "b"], &l, &s, &BTreeMap::new()).unwrap();
+        let ship = judge(
+            RULE,
+            "gtest",
+            &["a", "b"],
+            &["a", "b"],
+            &l,
+            &s,
+            &BTreeMap::new(),
+        )
+        .unwrap();
         assert_eq!(ship.named, "shipping");
         assert!(ship.rows[0].is_unsafe());
         assert_eq!(ship.closest(), None);

@@ -21,7 +21,6 @@
 
 use anyhow::{bail, Context, Result};
 use galloc_lab::analyse::population::Totals;
-use galloc_lab::analyse::ship;
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::heap::{
@@ -77,7 +76,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     // The sweep first: the page maps are drawn at its layouts, and a missing one is said
     // before anything is built.
     let results = ws.results_dir();
-    let (layouts, _) = ship::read_sweeps(&[&results, &results.join(ship::CORPUS_DIR)])?;
+    let (layouts, _) = galloc_lab::report::inputs::read_sweeps(&[
+        &results,
+        &results.join(galloc_lab::results::CORPUS_DIR),
+    ])?;
     let sweep = Totals::of_sweep(&layouts, "gtest");
 
     // Builds first, one at a time (cargo locks its target directory; each skip is a re-link).

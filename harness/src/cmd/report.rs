@@ -142,12 +142,12 @@ fn refresh_verdicts(dir: &Path) -> Result<()> {
 /// lock, once its files are checked against their hashes. `None` for any other directory, or
 /// before the corpus has been measured (the report then says so).
 fn ship_verdict(ws: &Workspace, dir: &Path, real: &Path) -> Result<Option<ship::Ship>> {
-    let corpus = real.join(ship::CORPUS_DIR);
+    let corpus = real.join(galloc_lab::results::CORPUS_DIR);
     if real != ws.results_dir() || !corpus.join(results::MANIFEST).exists() {
         return Ok(None);
     }
     let _lock = super::checked(ws, &corpus)?;
-    ship::from_results(dir, &corpus).map(Some)
+    galloc_lab::report::inputs::ship(dir, &corpus).map(Some)
 }
 
 /// What [`publish`] made: the inputs, and the line that says what was written, for the

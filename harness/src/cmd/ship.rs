@@ -4,7 +4,6 @@
 //! target.
 
 use anyhow::{Context, Result};
-use galloc_lab::analyse::ship;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::ship_table;
 use std::path::PathBuf;
@@ -23,7 +22,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let results = args.results.unwrap_or_else(|| ws.results_dir());
     let corpus = args
         .corpus
-        .unwrap_or_else(|| results.join(ship::CORPUS_DIR));
+        .unwrap_or_else(|| results.join(galloc_lab::results::CORPUS_DIR));
     for dir in [&results, &corpus] {
         if !dir.is_dir() {
             anyhow::bail!(
@@ -34,7 +33,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
     let _locks = [super::checked(ws, &results)?, super::checked(ws, &corpus)?];
-    let ship = ship::from_results(&results, &corpus).with_context(|| {
+    let ship = galloc_lab::report::inputs::ship(&results, &corpus).with_context(|| {
         format!(
             "judging the variants on {} and {}",
             results.display(),

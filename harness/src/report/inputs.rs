@@ -2,14 +2,15 @@
 //! before anything is rendered from them (the rendering is in [`super::tables`] and
 //! [`super::document`]).
 
+use crate::analyse::ship::{judge, Ship, RULE};
 use crate::results::{
-    read_csv, read_manifest, AgreementRow, LayoutRow, MeasuredRow, MessageRow, OpRow, PagesRow,
-    SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
+    read_csv, read_manifest, AgreementRow, CodeSizeRow, LayoutRow, MeasuredRow, MessageRow, OpRow,
+    PagesRow, SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
 use crate::run::backend::BackendKind;
 use crate::run::plan;
 use crate::trace::{self, TraceRecord};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -406,4 +407,71 @@ fn offset_gaps(
             })
         })
         .collect()
+}
+
+/// The programs the ship verdict is judged on: every default case, then the corpus, in the
+/// registry's order.
+pub fn ship_programs() -> Vec<&'static str> {
+    let cases = crate::run::scenario::CASES.iter();
+    cases
+        .filter(|c| c.default || c.corpus)
+        .map(|c| c.id)
+        .collect()
+}
+
+/// The programs the design target is judged on alone: those the current design was not chosen
+/// on, every default case and the held-out corpus programs (issue 37's split).
+pub fn target_held_out() -> Vec<&'static str> {
+    crate::run::scenario::CASES
+        .iter()
+        .filter(|c| c.default || (c.corpus && c.held_out))
+        .map(|c| c.id)
+        .collect()
+}
+
+/// The ship verdict from the committed results: the default cases' sweep and second workloads
+/// in `results`, the corpus's in `corpus`, and the allocator's code bytes in
+/// `results/code-size.csv`. The caller holds both directories' locks and has verified them.
+pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
+    if !corpus.join(crate::results::MANIFEST).exists() {
+        bail!(
+            "{}: no corpus results; `just corpus` measures the corpus there",
+            corpus.display()
+        );
+    }
+    let (layouts, second) = read_sweeps(&[results, corpus])?;
+    let sizes: Vec<CodeSizeRow> = read_csv(&results.join("code-size.csv"))?;
+    let code_bytes = sizes
+        .into_iter()
+        .filter(|r| r.package == "galloc-wasm-size" && !r.probe)
+        .map(|r| (r.variant, r.code_bytes))
+        .collect();
+    let programs = ship_programs();
+    let held_out: Vec<&str> = programs
+        .iter()
+        .copied()
+        .filter(|p| crate::run::scenario::held_out(p))
+        .collect();
+    judge(
+        RULE,
+        "gtest",
+        &programs,
+        &held_out,
+        &layouts,
+        &second,
+        &code_bytes,
+    )
+}
+
+/// The sweep's and the second workloads' rows of every results directory in `dirs`.
+pub fn read_sweeps(dirs: &[&Path]) -> Result<(Vec<LayoutRow>, Vec<SecondRow>)> {
+    let mut layouts = Vec::new();
+    let mut second = Vec::new();
+    for dir in dirs {
+        let inputs = Inputs::read_for_verdicts(dir)
+            .with_context(|| format!("reading the sweep in {}", dir.display()))?;
+        layouts.extend(inputs.layouts);
+        second.extend(inputs.second);
+    }
+    Ok((layouts, second))
 }

@@ -191,7 +191,8 @@ pub fn markdown(ship: &Ship) -> String {
 /// (The report shows it after the ship section and its chart; `lab ship` prints the section.)
 pub fn target(out: &mut String, ship: &Ship) {
     let t = crate::analyse::target::TARGET;
-    let rows = ship.against_target(t);
+    let held_out = crate::report::inputs::target_held_out();
+    let rows = ship.against_target(t, &held_out);
     let Some(first) = rows.first() else {
         return;
     };
@@ -199,7 +200,7 @@ pub fn target(out: &mut String, ship: &Ship) {
         first.all.standing.programs,
         first.held_out.standing.programs,
     );
-    let held: Vec<String> = crate::analyse::target::held_out_programs()
+    let held: Vec<String> = held_out
         .iter()
         .filter(|p| ship.programs.iter().any(|q| q == *p))
         .map(|p| format!("`{p}`"))

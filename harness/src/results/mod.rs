@@ -168,6 +168,9 @@ pub struct PageMapRow {
 /// `results/heap-skip/`: where the heap-start study writes (`just heap-skip`).
 pub const HEAP_DIR: &str = "heap-skip";
 
+/// Where the corpus's results live, beside the default cases' (`results/corpus/`).
+pub const CORPUS_DIR: &str = "corpus";
+
 /// A case's second workload ([`crate::run::scenario::Workload`]) on one plain build at one heap
 /// layout: what every verdict on the case is checked against (`<backend>/second.csv`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

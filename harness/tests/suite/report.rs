@@ -12,11 +12,11 @@ fn committed_report_is_rendered_from_committed_results() {
     let dir = ws.results_dir();
     // The report opens with the ship verdict, which also reads the corpus's results (the
     // ship test, `ship.rs`, requires them).
-    let corpus = dir.join(galloc_lab::analyse::ship::CORPUS_DIR);
+    let corpus = dir.join(galloc_lab::results::CORPUS_DIR);
     let ship = corpus
         .join(galloc_lab::results::MANIFEST)
         .exists()
-        .then(|| galloc_lab::analyse::ship::from_results(&dir, &corpus).unwrap());
+        .then(|| galloc_lab::report::inputs::ship(&dir, &corpus).unwrap());
     let about = |d: &std::path::Path| About::of(ws.root(), d, None);
     let rendered = render(
         &Inputs::read(&dir).unwrap(),
@@ -45,8 +45,8 @@ fn committed_charts_are_drawn_from_committed_results() {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let dir = ws.results_dir();
     let inputs = Inputs::read(&dir).unwrap();
-    let corpus = dir.join(galloc_lab::analyse::ship::CORPUS_DIR);
-    let ship = galloc_lab::analyse::ship::from_results(&dir, &corpus).unwrap();
+    let corpus = dir.join(galloc_lab::results::CORPUS_DIR);
+    let ship = galloc_lab::report::inputs::ship(&dir, &corpus).unwrap();
     let out = tempfile::tempdir().unwrap();
     let charts = galloc_lab::report::charts::draw(&inputs, Some(&ship), out.path()).unwrap();
     assert!(charts.len() >= 4, "only {} charts", charts.len());

@@ -437,8 +437,8 @@ fn the_population_measures_of_the_design_on_the_committed_results() {
     use galloc_lab::analyse::population::{Population, Totals};
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let dir = ws.results_dir();
-    let (rows, _) = galloc_lab::analyse::ship::read_sweeps(&[&dir, &dir.join("corpus")]).unwrap();
-    let programs = galloc_lab::analyse::ship::programs();
+    let (rows, _) = galloc_lab::report::inputs::read_sweeps(&[&dir, &dir.join("corpus")]).unwrap();
+    let programs = galloc_lab::report::inputs::ship_programs();
     let d = Totals::of_sweep(&rows, "gtest").deployments("lab", "shipping", &programs);
     let p = Population::of(&d).unwrap();
     let shown = format!(
