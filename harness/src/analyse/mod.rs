@@ -1,15 +1,17 @@
 //! Analysis: what the result rows say, computed without running anything.
 //!
-//! - [`layout`]: the layout sweep, and verdicts that hold at every heap layout.
+//! - [`layout`]: verdicts that hold at every heap layout of the sweep.
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
 //! - [`pick`]: the ship rule for one program (`lab pick`, the report's pick per case).
-//! - [`target`]: the design target (issue 50): the ship rule's measures with stricter bounds, on every program and on the held-out ones, each variant against it.
+//! - [`target`]: the design target (issue 50): the ship rule's measures with stricter bounds,
+//!   on every program and on the held-out ones, each variant against it.
 //! - [`population`]: a variant over the deployments a release meets (every program at every
 //!   layout): expected change, its interval, the worst program and deployment, the share dearer.
 //! - [`gate`]: a run's totals against the committed baseline.
 //! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
 //! - [`fit`]: the probe validation's exact fit of its overheads, and least squares.
+//! - [`validation`]: the probe validation: each case's messages held to its build's fit.
 //! - [`sweep`]: whether the default sweep is enough, against a dense grid.
 
 pub mod agreement;
@@ -21,3 +23,4 @@ pub mod population;
 pub mod ship;
 pub mod sweep;
 pub mod target;
+pub mod validation;

@@ -17,6 +17,23 @@ pub use files::{
     temp_of, write_csv, write_file, ZSTD_LEVEL,
 };
 
+/// One case's probe build against its twin, message by message, `init` first (made by
+/// [`crate::run::measure::probe_differences`], fitted by [`crate::analyse::validation`]; not a
+/// file's row).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeDifferences {
+    pub backend: String,
+    pub case: String,
+    pub unit: String,
+    /// Per message: allocator calls per op (malloc, calloc, realloc, free) and the probe's
+    /// cost minus the twin's; `None` where the backend cannot see a failed message's calls.
+    pub messages: Vec<Option<([i64; 4], i64)>>,
+    /// The twin's total minus the plain build's: what moving the heap base alone did.
+    pub layout_shift: i64,
+    /// The twin's total.
+    pub twin_total: u64,
+}
+
 /// Code size of one variant's build of a package.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeSizeRow {

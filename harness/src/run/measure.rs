@@ -4,8 +4,8 @@
 use crate::build::artifact::{build, Artifact, BuildRequest, PostProcess, TWIN_FEATURE};
 use crate::build::workspace::Workspace;
 use crate::results::{
-    nearest_rank, round, ArtifactRow, LayoutRow, MessageRow, OpRow, PagesRow, TotalRow,
-    ValidationRow,
+    nearest_rank, round, ArtifactRow, LayoutRow, MessageRow, OpRow, PagesRow, ProbeDifferences,
+    TotalRow,
 };
 use crate::run::backend::{BackendKind, FirstTouch, Unit};
 use crate::run::execute::{run_case, CaseRun, MessageCost, ProbeReads};
@@ -436,14 +436,14 @@ pub fn pages_row(s: &Scenario, v: &Variant, m: &CaseMeasurement) -> Option<Pages
     })
 }
 
-/// One message's allocator calls per op and the probe build's gas minus its twin's.
-type Difference = ([i64; 4], i64);
-
-/// `(calls per op, probe gas - twin gas)` per message, `init` first; `None` for a failed
-/// message on a backend that cannot see its calls (Gear rolled the probe's records back with
-/// it, so its counts would read zero for calls that were made and paid for).
-fn differences(m: &CaseMeasurement) -> Vec<Option<Difference>> {
-    m.twin
+/// One case's probe build against its twin, message by message, `init` first: each message's
+/// allocator calls per op and the probe's cost minus the twin's; `None` for a failed message on
+/// a backend that cannot see its calls (Gear rolled the probe's records back with it, so its
+/// counts would read zero for calls that were made and paid for). What the probe validation
+/// fits ([`crate::analyse::validation`]).
+pub fn probe_differences(s: &Scenario, m: &CaseMeasurement) -> ProbeDifferences {
+    let messages = m
+        .twin
         .messages
         .iter()
         .zip(&m.probe.messages)
@@ -454,100 +454,15 @@ fn differences(m: &CaseMeasurement) -> Vec<Option<Difference>> {
             let calls = q.op_counts.expect("probe counts").map(|c| c as i64);
             Some((calls, q.cost as i64 - p.cost as i64))
         })
-        .collect()
-}
-
-/// Fits `probe - twin = per_message + sum over ops of per_op[op] * calls[op]` once for a
-/// build (the constants belong to the code, not to a case), over the messages after `init`
-/// of every case run on it (`init` also pays the probe's one-time calibration), then gives
-/// each case's row: how many of its messages the fit matches to the unit.
-///
-/// `stored`: the overheads already fitted for this build over more cases than `runs` holds
-/// (a partial rerun); they are used as they are, so a rerun of one case that measures what it
-/// measured before writes the very row it wrote before.
-pub fn validate(
-    v: &Variant,
-    runs: &[(&Scenario, &CaseMeasurement)],
-    stored: Option<Overheads>,
-) -> Vec<ValidationRow> {
-    let per_case: Vec<Vec<Option<Difference>>> = runs.iter().map(|(_, m)| differences(m)).collect();
-    // Every message but the one that calibrates: the first with an allocator call (`init` in
-    // most programs, the first message where `init` allocates nothing), which also pays the
-    // probe's one-time calibration.
-    let others = |points: &[Option<Difference>]| -> Vec<Difference> {
-        let at = calibrating(points);
-        points
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != at)
-            .filter_map(|(_, p)| *p)
-            .collect()
-    };
-    let pooled: Vec<Difference> = per_case.iter().flat_map(|d| others(d)).collect();
-    let (per_message, per_op) = stored.unwrap_or_else(|| crate::analyse::fit::exact_fit(&pooled));
-    let residual = |(calls, diff): &Difference| {
-        diff - per_message - (0..4).map(|i| per_op[i] * calls[i]).sum::<i64>()
-    };
-    runs.iter()
-        .zip(&per_case)
-        .map(|((s, m), points)| {
-            let residuals: Vec<u64> = others(points)
-                .iter()
-                .map(|p| residual(p).unsigned_abs())
-                .collect();
-            ValidationRow {
-                backend: m.backend.name().into(),
-                case: s.case.into(),
-                variant: v.id.into(),
-                unit: m.unit.name().into(),
-                // The messages compared: a failed one whose calls the backend cannot see
-                // is left out (`differences`).
-                messages: points.iter().flatten().count() as u64,
-                layout_shift: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
-                overhead_per_message: per_message,
-                overhead_malloc: per_op[Op::Malloc as usize],
-                overhead_calloc: per_op[Op::Calloc as usize],
-                overhead_realloc: per_op[Op::Realloc as usize],
-                overhead_free: per_op[Op::Free as usize],
-                calibration: points
-                    .get(calibrating(points))
-                    .copied()
-                    .flatten()
-                    .map_or(0, |p| residual(&p)),
-                exact_messages: residuals.iter().filter(|r| **r == 0).count() as u64,
-                max_abs_residual: residuals.iter().copied().max().unwrap_or(0),
-                residual_pct: round(
-                    100.0 * residuals.iter().sum::<u64>() as f64 / m.twin.total_cost() as f64,
-                    6,
-                ),
-            }
-        })
-        .collect()
-}
-
-/// The message that pays the probe's one-time calibration: the first with an allocator call
-/// (0, `init`, when there is none).
-fn calibrating(points: &[Option<Difference>]) -> usize {
-    points
-        .iter()
-        .position(|p| p.is_some_and(|(calls, _)| calls.iter().any(|c| *c != 0)))
-        .unwrap_or(0)
-}
-
-/// The probe's fitted overheads for one build: per message, and per call of each op.
-pub type Overheads = (i64, [i64; 4]);
-
-/// The overheads a stored validation row was computed with.
-pub fn overheads_of(row: &ValidationRow) -> Overheads {
-    (
-        row.overhead_per_message,
-        [
-            row.overhead_malloc,
-            row.overhead_calloc,
-            row.overhead_realloc,
-            row.overhead_free,
-        ],
-    )
+        .collect();
+    ProbeDifferences {
+        backend: m.backend.name().into(),
+        case: s.case.into(),
+        unit: m.unit.name().into(),
+        messages,
+        layout_shift: m.twin.total_cost() as i64 - m.plain.total_cost() as i64,
+        twin_total: m.twin.total_cost(),
+    }
 }
 
 /// Checks the entry points of a plain build (as Gear receives it, post-processed): the ones

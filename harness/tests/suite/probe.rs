@@ -6,9 +6,10 @@
 //! allocator: the optimisers inlined the two differently, by 1 to 12 fuel on some paths
 //! (docs/method.md, "How the relation became exact").
 
+use galloc_lab::analyse::validation::validate;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::run::backend::BackendKind;
-use galloc_lab::run::measure::{measure_case, validate, Builds};
+use galloc_lab::run::measure::{measure_case, probe_differences, Builds};
 use galloc_lab::run::scenario::select;
 
 fn check(variant_id: &str, backend: BackendKind) {
@@ -18,7 +19,7 @@ fn check(variant_id: &str, backend: BackendKind) {
     let scenario = (case.make)();
     let builds = Builds::new(&ws, scenario.package, variant, |_| {}).unwrap();
     let m = measure_case(&builds, &scenario, backend, |_| {}).unwrap();
-    let row = validate(variant, &[(&scenario, &m)], None).remove(0);
+    let row = validate(variant.id, &[probe_differences(&scenario, &m)], None).remove(0);
     eprintln!("{row:?}");
 
     // The twin really has the probe build's heap base, and is not the plain build.

@@ -5,6 +5,7 @@
 use anyhow::Result;
 use galloc_lab::analyse::agreement::{agreement, Pair};
 use galloc_lab::analyse::layout;
+use galloc_lab::analyse::validation::{overheads_of, validate};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::{
     merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, MeasuredRow, MessageRow,
@@ -13,7 +14,7 @@ use galloc_lab::results::{
 use galloc_lab::run::backend::BackendKind;
 use galloc_lab::run::cache::{digest_of_parts, RunCache};
 use galloc_lab::run::measure::{
-    case_rows, message_rows, overheads_of, pages_row, validate, Builds, CaseMeasurement,
+    case_rows, message_rows, pages_row, probe_differences, Builds, CaseMeasurement,
 };
 use galloc_lab::run::scenario::{self, Scenario};
 use galloc_lab::trace;
@@ -184,7 +185,8 @@ fn write_backend(
             .collect();
         let partial = earlier.iter().any(|r| !ran.contains(&r.case.as_str()));
         let kept = partial.then(|| overheads_of(earlier[0]));
-        checks.extend(validate(v, runs, kept));
+        let runs: Vec<_> = runs.iter().map(|(s, m)| probe_differences(s, m)).collect();
+        checks.extend(validate(v.id, &runs, kept));
     }
 
     let layouts = merge_points(&save("layouts.csv"), layouts, |r: &LayoutRow| {
