@@ -6,13 +6,15 @@
 //! - [`run`]: the scenarios, the backends that run them (gtest, the wasmtime fuel meter, a
 //!   node) and one case measured on one variant.
 //! - [`analyse`]: verdicts across heap layouts, the ship rule, the gate, fuel against gas.
-//! - [`report`]: the report, its charts and the files' safe writing.
-//! - [`results`]: the flat result rows every command writes and every report reads.
-//! - [`trace`]: per-call allocation traces from the wasmtime meter, saved for replay.
+//! - [`report`]: the report and its charts, from the rows.
+//! - [`store`]: a results directory read whole and written all or nothing, under a lock, its
+//!   files' hashes recorded and checked.
+//! - [`results`]: the flat result rows every command writes and every report reads, and the
+//!   per-call allocation traces the wasmtime meter saves for replay.
 
 pub mod analyse;
 pub mod build;
 pub mod report;
 pub mod results;
 pub mod run;
-pub mod trace;
+pub mod store;

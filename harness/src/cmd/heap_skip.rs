@@ -23,10 +23,10 @@ use anyhow::{bail, Context, Result};
 use galloc_lab::analyse::population::Totals;
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::charts;
 use galloc_lab::report::heap::{
     dear_minus_cheap, page_map_file, page_map_table, per_skip_table, spread_table,
 };
-use galloc_lab::report::{charts, metadata};
 use galloc_lab::results::pages::GEAR_PAGE;
 use galloc_lab::results::{
     write_csv, write_file, MeasuredRow, PageMapRow, SkipRow, HEAP_DIR, MANIFEST,
@@ -35,6 +35,7 @@ use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::run::backend::{Backend, BackendKind};
 use galloc_lab::run::execute::{on_every_core, run_case, ProbeReads};
 use galloc_lab::run::scenario;
+use galloc_lab::store::metadata;
 use galloc_variants::{DESIGN, REFERENCE};
 use std::path::PathBuf;
 
@@ -136,7 +137,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     };
 
     // Written to a staged copy and moved into place all at once: a failure writes nothing.
-    let staged = super::report::Staged::begin(ws, &out)?;
+    let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     let spreads = spread_table(&rows, &sweep, &case_ids, &variant_ids);
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;

@@ -79,7 +79,7 @@ impl Selection {
 
 /// The result set in `dir`, read whole: under a shared lock on the directory (a command
 /// writing it finishes first, and none starts until the lock is dropped), after checking that
-/// every results file is exactly as the lab wrote it ([`galloc_lab::report::metadata::verify`]), and
+/// every results file is exactly as the lab wrote it ([`galloc_lab::store::metadata::verify`]), and
 /// complete ([`galloc_lab::report::inputs::Inputs::read_complete`]; `full`: every variant and default
 /// case, as `results/` holds).
 pub fn read_results(
@@ -87,24 +87,10 @@ pub fn read_results(
     dir: &std::path::Path,
     full: bool,
 ) -> anyhow::Result<(
-    galloc_lab::report::lock::Lock,
+    galloc_lab::store::lock::Lock,
     galloc_lab::report::inputs::Inputs,
 )> {
-    let lock = checked(ws, dir)?;
+    let lock = galloc_lab::store::checked(ws, dir)?;
     let inputs = galloc_lab::report::inputs::Inputs::read_complete(dir, full)?;
     Ok((lock, inputs))
-}
-
-/// A shared lock on the results in `dir`, once every results file there has been checked
-/// against the hashes recorded when it was written.
-pub fn checked(
-    ws: &galloc_lab::build::workspace::Workspace,
-    dir: &std::path::Path,
-) -> anyhow::Result<galloc_lab::report::lock::Lock> {
-    use anyhow::Context;
-    let abs =
-        std::path::absolute(dir).with_context(|| format!("{}: cannot resolve", dir.display()))?;
-    let lock = galloc_lab::report::lock::Lock::read(ws.root(), &abs)?;
-    galloc_lab::report::metadata::verify(dir)?;
-    Ok(lock)
 }

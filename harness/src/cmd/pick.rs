@@ -82,7 +82,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 
     // Read as `measure` wrote it: no other command half way through writing there, every file
     // as the lab recorded it.
-    let _lock = super::checked(ws, &out)?;
+    let _lock = galloc_lab::store::checked(ws, &out)?;
     let path = out.join(backend.name()).join("layouts.csv");
     let rows: Vec<LayoutRow> = read_csv(&path)?;
     let pick = Pick::of(&rows, backend.name(), &case, &variants)?;

@@ -5,12 +5,12 @@
 use anyhow::{bail, Context, Result};
 use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::results::trace;
 use galloc_lab::results::{read_csv, write_csv, ArtifactRow};
 use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::run::replay::{
     divergence, in_wasm, natively, op_name, shrink, write_trace, Replayed, Workload,
 };
-use galloc_lab::trace;
 use galloc_variants::Variant;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -61,7 +61,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let out_dir = ws.root().join("target/lab/replay");
     std::fs::create_dir_all(&out_dir)?;
     // The recorded traces and builds are read from results/: as the lab wrote them.
-    let _lock = super::checked(ws, &ws.results_dir())?;
+    let _lock = galloc_lab::store::checked(ws, &ws.results_dir())?;
     let mut workloads: Vec<Named> = Vec::new();
     match &args.trace {
         Some(file) => {

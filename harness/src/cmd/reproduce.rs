@@ -7,7 +7,6 @@
 use anyhow::{bail, Context, Result};
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
-use galloc_lab::report::metadata;
 use galloc_lab::report::reproduction::{chart_file, Reproduction, BACKEND};
 use galloc_lab::results::{
     write_csv, ArtifactRow, CostRow, LayoutRow, MeasuredRow, OutcomeRow, MANIFEST,
@@ -16,6 +15,7 @@ use galloc_lab::run::backend::{BackendKind, Unit};
 use galloc_lab::run::execute::{on_every_core, run_recording};
 use galloc_lab::run::plan;
 use galloc_lab::run::scenario;
+use galloc_lab::store::metadata;
 use galloc_variants::{Variant, REFERENCE};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -174,7 +174,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
 
     // Written to a staged copy and moved into place all at once: a failure writes nothing.
-    let staged = super::report::Staged::begin(ws, &out)?;
+    let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     let summary = format!("{} {}", repro.summary, case.summary);
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;

@@ -32,7 +32,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             );
         }
     }
-    let _locks = [super::checked(ws, &results)?, super::checked(ws, &corpus)?];
+    let _locks = [
+        galloc_lab::store::checked(ws, &results)?,
+        galloc_lab::store::checked(ws, &corpus)?,
+    ];
     let ship = galloc_lab::report::inputs::ship(&results, &corpus).with_context(|| {
         format!(
             "judging the variants on {} and {}",

@@ -102,14 +102,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         // Like every results file, through a staged copy under the results' lock, with the
         // metadata's hashes (which `report`, `check` and `verdict` hold the files to) updated.
         let results = ws.results_dir();
-        let staged = super::report::Staged::begin(ws, &results)?;
+        let staged = galloc_lab::store::publish::Staged::begin(ws, &results)?;
         let order = |id: &str| galloc_variants::VARIANTS.iter().position(|v| v.id == id);
         let copy = staged.dir.join(FILE);
         let all = merge(&copy, rows, |r: &CodeSizeRow| (order(&r.variant), r.probe))?;
         write_csv(&copy, &all)?;
-        let has_metadata = staged.dir.join(galloc_lab::report::metadata::FILE).exists();
+        let has_metadata = staged.dir.join(galloc_lab::store::metadata::FILE).exists();
         if has_metadata {
-            galloc_lab::report::metadata::write_for(ws.root(), &staged.dir, "just compare", None)?;
+            galloc_lab::store::metadata::write_for(ws.root(), &staged.dir, "just compare", None)?;
         }
         staged.commit()?;
         eprintln!("wrote {}", path.display());

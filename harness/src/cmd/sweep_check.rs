@@ -33,7 +33,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .results
         .unwrap_or_else(|| ws.root().join("target/lab/sweep-check"));
     let _lock = if dir.is_dir() {
-        Some(super::checked(ws, &dir)?)
+        Some(galloc_lab::store::checked(ws, &dir)?)
     } else {
         None
     };

@@ -26,7 +26,7 @@ pub struct About {
     pub command: String,
     /// Where the rows the report is made from are, as the report names them.
     pub rows: String,
-    pub program: Option<super::metadata::ProgramSource>,
+    pub program: Option<crate::results::metadata::ProgramSource>,
     /// Where the heap-start study (`results/heap-skip/`, `just heap-skip`) is, relative to this
     /// directory, when it is there and this directory is one of the lab's result sets.
     pub heap_study: Option<String>,
@@ -43,14 +43,14 @@ impl About {
     pub fn of(
         root: &Path,
         dir: &Path,
-        given: Option<(String, Option<super::metadata::ProgramSource>)>,
+        given: Option<(String, Option<crate::results::metadata::ProgramSource>)>,
     ) -> About {
         // Compared as the filesystem has them: `harness/../results` is `results/`.
         let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let (root, dir) = (real(root), real(dir));
         let (root, dir) = (root.as_path(), dir.as_path());
         let results = root.join("results");
-        let recorded = super::metadata::read(dir);
+        let recorded = crate::results::metadata::read(dir);
         let (command, program) = match given {
             Some(given) => given,
             None => (
@@ -61,7 +61,7 @@ impl About {
                 recorded.and_then(|m| m.program),
             ),
         };
-        let command = super::metadata::regenerated_by(Some(root), dir, Some(&command))
+        let command = crate::results::metadata::regenerated_by(Some(root), dir, Some(&command))
             .unwrap_or_else(|| format!("lab measure … --out {}", dir.display()));
         let rows = match dir.strip_prefix(root.join("results")) {
             Ok(rel) if dir == results || command.starts_with("just ") => Path::new("results")

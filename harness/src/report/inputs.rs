@@ -3,13 +3,13 @@
 //! [`super::document`]).
 
 use crate::analyse::ship::{judge, Ship, RULE};
+use crate::results::trace::{self, TraceRecord};
 use crate::results::{
     read_csv, read_manifest, AgreementRow, CodeSizeRow, LayoutRow, MeasuredRow, MessageRow, OpRow,
     PagesRow, SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
 };
 use crate::run::backend::BackendKind;
 use crate::run::plan;
-use crate::trace::{self, TraceRecord};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

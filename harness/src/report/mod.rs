@@ -1,5 +1,5 @@
-//! Reporting: the Markdown report and the charts, from the result rows, written all together
-//! or not at all.
+//! Reporting: the Markdown report and the charts, from the result rows (the store writes them:
+//! [`crate::store`]).
 //!
 //! - [`inputs`]: the results files a report is made from, read and checked complete.
 //! - [`document`]: the report's pages: `README.md` and one page per case under `cases/`.
@@ -10,19 +10,13 @@
 //! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
-//! - [`metadata`]: `results/metadata.json`, what produced the results.
-//! - [`staging`]: a command's outputs reach the real directories all together or not at all.
-//! - [`lock`]: one writer per results directory; readers wait for it.
 
 pub mod charts;
 pub mod document;
 pub mod heap;
 pub mod inputs;
-pub mod lock;
-pub mod metadata;
 pub mod pick;
 pub mod reproduction;
 pub mod ship_table;
-pub mod staging;
 pub mod tables;
 pub mod verdicts;

@@ -208,7 +208,7 @@ pub fn restore_files_hint(dir: &Path, rels: &[&Path]) -> String {
              give one it wrote, or measure into a new or empty directory with `lab measure --out`",
             abs.display(),
             super::MANIFEST,
-            crate::report::metadata::FILE
+            crate::results::metadata::FILE
         );
     };
     let regenerate = regenerate_command(&root);
@@ -285,21 +285,17 @@ fn results_root(dir: &Path) -> Option<std::path::PathBuf> {
     dir.ancestors()
         .take(3)
         .find(|d| {
-            d.join(super::MANIFEST).is_file() || d.join(crate::report::metadata::FILE).is_file()
+            d.join(super::MANIFEST).is_file() || d.join(crate::results::metadata::FILE).is_file()
         })
         .map(Path::to_path_buf)
 }
 
-/// What regenerates the results in `root`, as a hint: [`crate::report::metadata::regenerated_by`],
+/// What regenerates the results in `root`, as a hint: [`crate::results::metadata::regenerated_by`],
 /// else the `lab measure` that wrote it.
 fn regenerate_command(root: &Path) -> String {
-    let lab = crate::build::workspace::Workspace::find(root).ok();
-    let recorded = crate::report::metadata::read(root).map(|m| m.regenerate_with);
-    match crate::report::metadata::regenerated_by(
-        lab.as_ref().map(|ws| ws.root()),
-        root,
-        recorded.as_deref(),
-    ) {
+    let lab = crate::results::metadata::lab_root(root);
+    let recorded = crate::results::metadata::read(root).map(|m| m.regenerate_with);
+    match crate::results::metadata::regenerated_by(lab.as_deref(), root, recorded.as_deref()) {
         Some(command) => format!("`{command}`"),
         None => format!(
             "the `lab measure … --out {}` that wrote it (delete the directory first)",

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod files;
+pub mod metadata;
 pub mod pages;
+pub mod trace;
 
 pub use files::{
     hex, keep_compressed_in, merge, read_csv, remove_temps_of, restore_files_hint, restore_hint,

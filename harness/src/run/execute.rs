@@ -393,6 +393,27 @@ pub fn on_every_core<J: Sync, R: Send>(
         .collect())
 }
 
+/// The calls the backend collected in a probe-build run, in order.
+pub fn trace_records(run: &CaseRun) -> Vec<crate::results::trace::TraceRecord> {
+    run.messages
+        .iter()
+        .flat_map(|m| {
+            m.ops
+                .iter()
+                .map(move |e| crate::results::trace::TraceRecord {
+                    message: m.index as u64,
+                    op: e.op().map_or("?", |op| op.name()).into(),
+                    ptr: e.ptr.into(),
+                    size: e.size.into(),
+                    align: e.align.into(),
+                    new_size: e.new_size.into(),
+                    result: e.result.into(),
+                    fuel: e.cost,
+                })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,8 @@
 //! replaying the same workload must observe the same, and the first step where they do not
 //! is a divergence.
 
+use crate::results::trace::TraceRecord;
 use crate::run::backend::Backend;
-use crate::trace::TraceRecord;
 use anyhow::{bail, Context, Result};
 use galloc_replay::{Done, Fault, Kind, Request, DONE_BYTES};
 use std::collections::{HashMap, HashSet};
@@ -445,7 +445,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
         write_trace(&path, &w).unwrap();
-        let back = Workload::from_trace(&crate::trace::read(&path).unwrap()).unwrap();
+        let back = Workload::from_trace(&crate::results::trace::read(&path).unwrap()).unwrap();
         assert_eq!(back, w);
     }
 

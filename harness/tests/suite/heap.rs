@@ -101,13 +101,13 @@ fn the_heap_study_is_the_sweeps_builds_moved() {
 fn the_study_names_the_recipe_that_writes_it() {
     let dir = results().join(HEAP_DIR);
     let root = results().parent().unwrap().to_path_buf();
-    let by = galloc_lab::report::metadata::regenerated_by(Some(&root), &dir, None);
+    let by = galloc_lab::store::metadata::regenerated_by(Some(&root), &dir, None);
     assert_eq!(by.as_deref(), Some("just heap-skip"));
     let justfile = std::fs::read_to_string(root.join("justfile")).unwrap();
     assert!(
         justfile.lines().any(|l| l.starts_with("heap-skip ")),
         "no recipe"
     );
-    let recorded = galloc_lab::report::metadata::read(&dir).unwrap();
+    let recorded = galloc_lab::store::metadata::read(&dir).unwrap();
     assert_eq!(recorded.regenerate_with, "just heap-skip");
 }

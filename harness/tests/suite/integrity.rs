@@ -23,7 +23,7 @@ pub fn copy_of_results() -> tempfile::TempDir {
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {
-    galloc_lab::report::staging::files(dir).unwrap()
+    galloc_lab::store::staging::files(dir).unwrap()
 }
 
 /// Every file's name and bytes under `dir`, hashed.

@@ -8,7 +8,7 @@ use galloc_lab::report::reproduction::Reproduction;
 fn committed() -> (std::path::PathBuf, Reproduction) {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
     let dir = ws.results_dir().join("pr4853");
-    galloc_lab::report::metadata::verify(&dir).unwrap();
+    galloc_lab::store::metadata::verify(&dir).unwrap();
     let rows = Reproduction::read(&dir, "pr4853").unwrap();
     (dir, rows)
 }

@@ -1,7 +1,7 @@
 //! The harness's folders are its stages (docs/layout.md), and a stage only uses the ones below
-//! it: `results` (the rows and their files) at the bottom, then `store` (writing and locking a
-//! results directory), `build`, `run`, `analyse` (pure functions of rows), `report`, and the
-//! commands (`cmd/`) on top. `analyse` may use nothing but `results`, so a verdict is a function
+//! it: `results` (the rows and their files) at the bottom, then `build`, `run`, `analyse` (pure
+//! functions of rows), `report` (rendering rows), `store` (a results directory written all or
+//! nothing, its report published with it), and the commands (`cmd/`) on top. `analyse` may use nothing but `results`, so a verdict is a function
 //! of result rows and never of how they were made or shown. No module uses one that uses it
 //! back, however far round.
 //!

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// command that writes the directory (`--out DIR`), each directory named there as `<dir>`, so
 /// that directories written alike (or copied from one another) compare equal.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    galloc_lab::report::staging::files(dir)
+    galloc_lab::store::staging::files(dir)
         .unwrap()
         .into_iter()
         .map(|rel| {
@@ -43,7 +43,7 @@ fn without_out_dirs(text: &str) -> String {
 }
 
 fn copy(from: &Path, to: &Path) {
-    for rel in galloc_lab::report::staging::files(from).unwrap() {
+    for rel in galloc_lab::store::staging::files(from).unwrap() {
         std::fs::create_dir_all(to.join(&rel).parent().unwrap()).unwrap();
         std::fs::copy(from.join(&rel), to.join(rel)).unwrap();
     }
@@ -73,7 +73,7 @@ fn measure(variant: &str, out: &Path, pause_ms: Option<u64>) -> Child {
 
 /// The temporary files a commit is writing in `dir` now (`.NAME.journal.tmp`).
 fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    galloc_lab::report::staging::files(dir)
+    galloc_lab::store::staging::files(dir)
         .unwrap_or_default()
         .into_iter()
         .filter(|rel| rel.to_string_lossy().ends_with(".tmp"))
@@ -146,7 +146,7 @@ fn a_second_writer_waits_and_a_killed_run_leaves_one_of_two_states() {
     for (k, (from, delay)) in kills.iter().enumerate() {
         let dir = at(&format!("killed-{k}"));
         copy(&at("before"), &dir);
-        let journal = galloc_lab::report::staging::journal_of(&workspace(), &dir);
+        let journal = galloc_lab::store::staging::journal_of(&workspace(), &dir);
         let mut child = measure("no-buffer", &dir, Some(PAUSE));
         let t = Instant::now();
         if *from == "into the commit" {
@@ -223,7 +223,7 @@ fn a_second_writer_waits_and_a_killed_run_leaves_one_of_two_states() {
 fn a_reader_waits_for_the_writer_and_names_it() {
     let copy = crate::integrity::copy_of_results();
     let dir = std::path::absolute(copy.path()).unwrap();
-    let writing = galloc_lab::report::lock::Lock::write(&workspace(), &[&dir]).unwrap();
+    let writing = galloc_lab::store::lock::Lock::write(&workspace(), &[&dir]).unwrap();
     let mut verdict = Command::new(env!("CARGO_BIN_EXE_lab"))
         .args(["verdict", "lab,shipping", "--results"])
         .arg(&dir)

@@ -4,7 +4,6 @@
 use anyhow::{bail, Context, Result};
 use galloc_lab::build::external::Program;
 use galloc_lab::build::workspace::Workspace;
-use galloc_lab::report::staging::Written;
 use galloc_lab::results::{MeasuredRow, MANIFEST};
 use galloc_lab::run::backend::{node, BackendKind};
 use galloc_lab::run::cache::{Fingerprint, RunCache};
@@ -12,6 +11,7 @@ use galloc_lab::run::execute::CaseRun;
 use galloc_lab::run::measure::CaseMeasurement;
 use galloc_lab::run::plan;
 use galloc_lab::run::scenario::{self, Scenario};
+use galloc_lab::store::staging::Written;
 use galloc_variants::Variant;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -453,7 +453,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
     // Nothing ran, and nothing the files are made from changed since this very run last wrote
     // them, and they are still exactly as it wrote them: they are what it would write again.
-    let dirs = super::report::staged_dirs(ws, &out);
+    let dirs = galloc_lab::store::publish::staged_dirs(ws, &out);
     let written = Written::of(
         ws.root(),
         &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
@@ -475,7 +475,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         &builds,
         (whole, &args.allocator_features),
     )?;
-    let reading = galloc_lab::report::lock::Lock::read(ws.root(), &out)?;
+    let reading = galloc_lab::store::lock::Lock::read(ws.root(), &out)?;
     if ran == 0 && !backends.contains(&BackendKind::Node) && written.unchanged(&digest) {
         let inputs = galloc_lab::report::inputs::Inputs::read_for_verdicts(&out)?;
         println!("{}", galloc_lab::report::verdicts::verdicts(&inputs));
@@ -491,7 +491,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     // place only once all of them, and the report, have been made: a failure writes nothing.
     // Another command writing them first is waited for (and merged with: the copy is taken
     // once it is done).
-    let staged = super::report::Staged::begin(ws, &out)?;
+    let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     written.forget()?;
     if whole {
         // Only in the staged copy: the real files go only if everything succeeds.
@@ -543,14 +543,14 @@ fn check_out(ws: &Workspace, out: &Path) -> Result<bool> {
         .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
     // A commit a killed run left unfinished there is applied first (under the lock), so a
     // directory the lab was writing is seen as what it wrote.
-    drop(galloc_lab::report::lock::Lock::read(ws.root(), &abs)?);
-    if !abs.join(MANIFEST).is_file() && !abs.join(galloc_lab::report::metadata::FILE).is_file() {
+    drop(galloc_lab::store::lock::Lock::read(ws.root(), &abs)?);
+    if !abs.join(MANIFEST).is_file() && !abs.join(galloc_lab::store::metadata::FILE).is_file() {
         bail!(
             "--out {}: it holds files but no lab results (no {MANIFEST} or {}), so it is not a \
              directory the lab wrote, and its files would be mixed with the run's. Nothing was \
              built: give a new or empty directory",
             out.display(),
-            galloc_lab::report::metadata::FILE
+            galloc_lab::store::metadata::FILE
         );
     }
     Ok(true)

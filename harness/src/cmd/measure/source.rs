@@ -14,7 +14,7 @@ use std::path::Path;
 /// from the directory's manifest.
 #[derive(Clone, Debug)]
 pub struct Source {
-    pub program: Option<galloc_lab::report::metadata::ProgramSource>,
+    pub program: Option<galloc_lab::store::metadata::ProgramSource>,
     /// The layout options, as given (empty for the defaults).
     options: String,
     /// The results directory, absolute.
@@ -30,7 +30,7 @@ impl Source {
                 .to_string())
         };
         let program = match (external, &args.scenario) {
-            (Some(program), Some(scenario)) => Some(galloc_lab::report::metadata::ProgramSource {
+            (Some(program), Some(scenario)) => Some(galloc_lab::store::metadata::ProgramSource {
                 crate_dir: program
                     .manifest
                     .parent()

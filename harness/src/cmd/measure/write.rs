@@ -7,6 +7,7 @@ use galloc_lab::analyse::agreement::{agreement, Pair};
 use galloc_lab::analyse::layout;
 use galloc_lab::analyse::validation::{overheads_of, validate};
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::results::trace;
 use galloc_lab::results::{
     merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, MeasuredRow, MessageRow,
     OpRow, PagesRow, SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
@@ -17,7 +18,6 @@ use galloc_lab::run::measure::{
     case_rows, message_rows, pages_row, probe_differences, Builds, CaseMeasurement,
 };
 use galloc_lab::run::scenario::{self, Scenario};
-use galloc_lab::trace;
 use galloc_variants::Variant;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -63,7 +63,7 @@ pub(super) fn digest_of(
             parts.push(format!("{} {}", a.path.display(), a.sha256));
         }
     }
-    parts.push(galloc_lab::report::metadata::sources(ws.root())?);
+    parts.push(galloc_lab::store::metadata::sources(ws.root())?);
     parts.push(galloc_lab::report::charts::font_identity());
     Ok(digest_of_parts(parts.iter().map(String::as_str)))
 }
@@ -71,13 +71,13 @@ pub(super) fn digest_of(
 /// Every results file of the run, the manifest and the report, into the staged copy.
 pub(super) fn write_all(
     ws: &Workspace,
-    staged: &crate::cmd::report::Staged,
+    staged: &galloc_lab::store::publish::Staged,
     out: &Path,
     backends: &[BackendKind],
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
     sending: &Sending,
-) -> Result<crate::cmd::report::Published> {
+) -> Result<galloc_lab::store::publish::Published> {
     let dir = staged.dir.clone();
     for &backend in backends {
         write_backend(&dir, backend, measured, builds, sending.seconds)?;
@@ -98,7 +98,7 @@ pub(super) fn write_all(
     write_csv(&dir.join(MANIFEST), &manifest)?;
     let source = &sending.source;
     let given = (source.command(&manifest), source.program.clone());
-    crate::cmd::report::publish(ws, &dir, &staged.images, out, Some(given))
+    galloc_lab::store::publish::publish(ws, &dir, &staged.images, out, Some(given))
 }
 
 /// One backend's files: `results/<backend>/*.csv`, its per-message rows
@@ -161,7 +161,7 @@ fn write_backend(
             let path = results
                 .join("traces")
                 .join(format!("{}-{}.csv.zst", s.case, v.id));
-            trace::write(&path, &trace::records(&m.probe))?;
+            trace::write(&path, &galloc_lab::run::execute::trace_records(&m.probe))?;
         }
         per_build.entry((s.package, v.id)).or_default().push((s, m));
     }

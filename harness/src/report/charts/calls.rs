@@ -4,8 +4,8 @@
 use super::{
     canvas, colour, counts_label, draw_err, grouped_bars, header, ordered, short, FONT, H, W,
 };
+use crate::results::trace::TraceRecord;
 use crate::results::{nearest_rank, OpRow};
-use crate::trace::TraceRecord;
 use anyhow::Result;
 use galloc_variants::{Variant, VARIANTS};
 use plotters::prelude::*;

@@ -1,6 +1,5 @@
 //! Allocation traces: every allocator call of a scenario run, with its fuel, saved for replay.
 
-use crate::run::execute::CaseRun;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -41,25 +40,6 @@ pub struct TraceRecord {
     pub new_size: u64,
     pub result: u64,
     pub fuel: u64,
-}
-
-/// The calls the backend collected in a probe-build run, in order.
-pub fn records(run: &CaseRun) -> Vec<TraceRecord> {
-    run.messages
-        .iter()
-        .flat_map(|m| {
-            m.ops.iter().map(move |e| TraceRecord {
-                message: m.index as u64,
-                op: e.op().map_or("?", |op| op.name()).into(),
-                ptr: e.ptr.into(),
-                size: e.size.into(),
-                align: e.align.into(),
-                new_size: e.new_size.into(),
-                result: e.result.into(),
-                fuel: e.cost,
-            })
-        })
-        .collect()
 }
 
 /// Writes `records` to `path` (zstd-compressed CSV), and the format's README beside it.

@@ -36,43 +36,9 @@ impl Drop for Lock {
 }
 
 impl Lock {
-    /// An exclusive lock on every directory of `dirs` (absolute), taken in a fixed order so
-    /// that two commands never wait for each other. Once it holds them it completes (or
-    /// discards) whatever a killed writer left of its commit ([`crate::report::staging::recover`]).
-    pub fn write(root: &Path, dirs: &[&Path]) -> Result<Lock> {
-        loop {
-            let lock = Self::take(root, dirs, true)?;
-            match crate::report::staging::recover(root, dirs)? {
-                crate::report::staging::Recovered::Done => return Ok(lock),
-                // The pending commit also wrote directories this lock does not hold: finish it
-                // under a lock on all of them, then take this one again.
-                crate::report::staging::Recovered::NeedsAlso(others) => {
-                    drop(lock);
-                    let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
-                    drop(Self::write(root, &others)?);
-                }
-            }
-        }
-    }
-
-    /// A shared lock on `dir` (absolute) for a command that reads it: writers wait until it is
-    /// released, other readers do not. A commit a killed writer left half done is completed
-    /// first, so what is read is one whole result set.
-    pub fn read(root: &Path, dir: &Path) -> Result<Lock> {
-        loop {
-            let lock = Self::take(root, &[dir], false)?;
-            match crate::report::staging::pending(root, dir)? {
-                None => return Ok(lock),
-                Some(dirs) => {
-                    drop(lock);
-                    let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-                    drop(Self::write(root, &dirs)?);
-                }
-            }
-        }
-    }
-
-    fn take(root: &Path, dirs: &[&Path], exclusive: bool) -> Result<Lock> {
+    /// The locks themselves, waiting for any holder; nothing else ([`Lock::write`] and
+    /// [`Lock::read`], which also complete a killed writer's commit, are the staging's).
+    pub(crate) fn take(root: &Path, dirs: &[&Path], exclusive: bool) -> Result<Lock> {
         let locks = root.join("target/lab/locks");
         std::fs::create_dir_all(&locks)
             .with_context(|| format!("cannot create {}", locks.display()))?;

@@ -1,7 +1,7 @@
 //! Outputs that appear all at once or not at all.
 //!
 //! A command that writes results works on copies of the directories it writes (under
-//! `target/lab/stage/`), holding the lock on each ([`crate::report::lock::Lock::write`]): it reads
+//! `target/lab/stage/`), holding the lock on each ([`crate::store::lock::Lock::write`]): it reads
 //! and rewrites them there (merging rows, the report, the charts, the metadata). Only when all
 //! of it has succeeded does [`Staging::commit`] move what changed into place, as a redo
 //! journal: it writes the list of files to put and to remove (`journal`, made visible by one
@@ -11,6 +11,7 @@
 //! the next command to lock any of those directories, reading or writing, applies again
 //! ([`recover`]) before it looks at them. Either way no command ever sees half a run.
 
+use crate::store::lock::Lock;
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ pub struct Staging {
     /// (real directory, its working copy)
     dirs: Vec<(PathBuf, PathBuf)>,
     /// Dropped after the copies are cleared.
-    _lock: crate::report::lock::Lock,
+    _lock: Lock,
 }
 
 /// The journal's first line: its format.
@@ -32,7 +33,7 @@ const JOURNAL_FORMAT: &str = "galloc-lab journal 1";
 fn stage_of(workspace: &Path, first: &Path) -> PathBuf {
     workspace
         .join("target/lab/stage")
-        .join(&crate::report::lock::key(first)[..16])
+        .join(&crate::store::lock::key(first)[..16])
 }
 
 /// Where the journal of a commit into the directory set whose first directory is `first`
@@ -57,7 +58,7 @@ impl Staging {
     /// Locks each of `dirs` (absolute; waiting for another writer or readers, with a line
     /// saying so) and copies it (a missing one starts empty) under `workspace/target/lab/stage/`.
     pub fn begin(workspace: &Path, dirs: &[&Path]) -> Result<Staging> {
-        let lock = crate::report::lock::Lock::write(workspace, dirs)?;
+        let lock = crate::store::lock::Lock::write(workspace, dirs)?;
         let root = stage_of(workspace, dirs[0]);
         if root.exists() {
             // A killed run's copies (never committed: `Lock::write` applied any journal).
@@ -402,6 +403,46 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Taking a results directory's lock completes whatever a killed writer left of its commit:
+/// the lock is [`crate::store::lock`]'s, the commit this module's, so these live here.
+impl Lock {
+    /// An exclusive lock on every directory of `dirs` (absolute), taken in a fixed order so
+    /// that two commands never wait for each other. Once it holds them it completes (or
+    /// discards) whatever a killed writer left of its commit ([`recover`]).
+    pub fn write(root: &Path, dirs: &[&Path]) -> Result<Lock> {
+        loop {
+            let lock = Self::take(root, dirs, true)?;
+            match recover(root, dirs)? {
+                Recovered::Done => return Ok(lock),
+                // The pending commit also wrote directories this lock does not hold: finish it
+                // under a lock on all of them, then take this one again.
+                Recovered::NeedsAlso(others) => {
+                    drop(lock);
+                    let others: Vec<&Path> = others.iter().map(PathBuf::as_path).collect();
+                    drop(Self::write(root, &others)?);
+                }
+            }
+        }
+    }
+
+    /// A shared lock on `dir` (absolute) for a command that reads it: writers wait until it is
+    /// released, other readers do not. A commit a killed writer left half done is completed
+    /// first, so what is read is one whole result set.
+    pub fn read(root: &Path, dir: &Path) -> Result<Lock> {
+        loop {
+            let lock = Self::take(root, &[dir], false)?;
+            match pending(root, dir)? {
+                None => return Ok(lock),
+                Some(dirs) => {
+                    drop(lock);
+                    let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+                    drop(Self::write(root, &dirs)?);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,7 +529,7 @@ mod tests {
         )
         .unwrap();
 
-        let _reading = crate::report::lock::Lock::read(ws.path(), &real).unwrap();
+        let _reading = crate::store::lock::Lock::read(ws.path(), &real).unwrap();
         assert_eq!(std::fs::read(real.join("totals.csv")).unwrap(), b"new");
         assert!(!real.join("gone.csv").exists());
         for t in temps {

@@ -1,0 +1,84 @@
+//! `metadata.json`, the description a results directory carries: what regenerates it and what
+//! produced it (toolchain, crate versions, the hashes of its files and of the artifacts
+//! measured). The store writes and checks it ([`crate::store::metadata`]); the report and the
+//! hints read it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// File name under `results/`.
+pub const FILE: &str = "metadata.json";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// The recipe that regenerates these results.
+    pub regenerate_with: String,
+    /// UTC day the results last changed (YYYY-MM-DD).
+    pub date: String,
+    /// SHA-256 over every results file (name and bytes) except this one and the report.
+    pub results_sha256: String,
+    /// Each of those files (path under the results directory) -> its SHA-256: what `report`,
+    /// `check`, `verdict` and `pick` hold the files to before they read them ([`verify`]), so
+    /// a stray edit is named instead of changing a verdict. Empty in files written before the
+    /// lab recorded them (then only `results_sha256` is checked).
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// `rustc --version`, and the channel `rust-toolchain.toml` pins.
+    pub rustc: String,
+    pub toolchain: String,
+    /// `wasm-opt --version` (Debian's binaryen; the post-processing's last step).
+    pub wasm_opt: String,
+    /// Versions from `Cargo.lock`.
+    pub crates: BTreeMap<String, String>,
+    /// `package/variant/build` -> SHA-256 of the `.opt.wasm` measured.
+    pub artifacts: BTreeMap<String, String>,
+    /// For results of a program outside the lab (`lab measure --program`, `lab pick`): the
+    /// program and its scenario, which its report names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramSource>,
+}
+
+/// A program outside the lab as its results record it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramSource {
+    /// The crate's directory (absolute).
+    pub crate_dir: String,
+    /// The scenario file (absolute).
+    pub scenario: String,
+}
+
+/// What regenerates the results in `dir` (as the filesystem has it) of the workspace at `root`:
+/// `just compare` for `results/`, `just corpus` for `results/corpus/`, `just <name>` for another
+/// set directly under `results/` (a reproduction's), else `recorded` when it is a `lab measure`
+/// command (the one that wrote the directory); `None` when nothing is known. The one place that
+/// decides it, for the report, the metadata and the hints alike.
+pub fn regenerated_by(root: Option<&Path>, dir: &Path, recorded: Option<&str>) -> Option<String> {
+    if let Some(rel) = root.and_then(|r| dir.strip_prefix(r.join("results")).ok()) {
+        match rel.to_str() {
+            Some("") => return Some("just compare".into()),
+            Some(name) if !name.contains('/') => return Some(format!("just {name}")),
+            _ => {}
+        }
+    }
+    recorded
+        .filter(|r| r.starts_with("lab measure"))
+        .map(str::to_owned)
+}
+
+/// The metadata in `dir`, if there is a readable one.
+pub fn read(dir: &Path) -> Option<Metadata> {
+    serde_json::from_slice(&std::fs::read(dir.join(FILE)).ok()?).ok()
+}
+
+/// The lab's workspace root above `start`: the nearest directory holding `allocator/` and
+/// `variants/` (what [`crate::build::workspace::Workspace::find`] finds).
+pub fn lab_root(start: &Path) -> Option<PathBuf> {
+    let start = start.canonicalize().ok()?;
+    start
+        .ancestors()
+        .find(|dir| {
+            dir.join("variants/Cargo.toml").is_file() && dir.join("allocator/Cargo.toml").is_file()
+        })
+        .map(Path::to_path_buf)
+}

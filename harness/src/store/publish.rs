@@ -1,0 +1,194 @@
+//! A result set published: its working copy staged under the lock, its verdict columns
+//! re-derived, its metadata, charts and report written from its rows, then moved into place
+//! all together (`lab measure`, `lab report` and every command that writes results).
+
+use crate::build::workspace::Workspace;
+use crate::report::inputs::Inputs;
+use crate::report::{charts, document};
+use crate::results;
+use crate::store::metadata;
+use crate::store::staging::Staging;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A results directory and its charts, staged (see [`Staging`]).
+pub struct Staged {
+    staging: Staging,
+    /// The working copy of the results directory.
+    pub dir: PathBuf,
+    /// The working copy of its charts' directory.
+    pub images: PathBuf,
+    real: PathBuf,
+    real_images: PathBuf,
+}
+
+impl Staged {
+    /// Copies the results in `real` (absolute) and their charts for a command to work on.
+    pub fn begin(ws: &Workspace, real: &Path) -> Result<Staged> {
+        let images = images_of(ws, real);
+        let real_images = images.clone();
+        let dirs = staged_dirs(ws, real);
+        let staging = Staging::begin(
+            ws.root(),
+            &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        )?;
+        let dir = staging.dir(real).to_path_buf();
+        let images = match images.strip_prefix(real) {
+            Ok(rel) => dir.join(rel),
+            Err(_) => staging.dir(&images).to_path_buf(),
+        };
+        Ok(Staged {
+            staging,
+            dir,
+            images,
+            real: real.to_path_buf(),
+            real_images,
+        })
+    }
+
+    /// `result` with the working copies' paths in its error replaced by the real ones, so a
+    /// message names the file a person can open.
+    pub fn explain<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| {
+            let mut text = format!("{e:#}");
+            for (copy, real) in [(&self.dir, &self.real), (&self.images, &self.real_images)] {
+                text = text.replace(&*copy.to_string_lossy(), &real.to_string_lossy());
+            }
+            anyhow::anyhow!(text)
+        })
+    }
+
+    /// Moves what changed into place.
+    pub fn commit(self) -> Result<()> {
+        self.staging.commit().map(drop)
+    }
+}
+
+/// The directories a command writing the results in `dir` writes: `dir`, and its charts'
+/// directory unless that is inside it (a directory's own `images/` goes with it).
+pub fn staged_dirs(ws: &Workspace, dir: &Path) -> Vec<PathBuf> {
+    let images = images_of(ws, dir);
+    if images.starts_with(dir) {
+        vec![dir.to_path_buf()]
+    } else {
+        vec![dir.to_path_buf(), images]
+    }
+}
+
+/// Where the charts of the results in `dir` go: the top-level `images/` for `results/`, the
+/// directory's own `images/` otherwise.
+pub fn images_of(ws: &Workspace, dir: &Path) -> PathBuf {
+    if dir == ws.results_dir() {
+        ws.root().join("images")
+    } else {
+        dir.join("images")
+    }
+}
+
+/// Re-derives the layout columns of every backend's `totals.csv` in `dir` (median, range, the
+/// difference to shipping and the verdict) from its `layouts.csv`, as `lab measure` does: they
+/// are a function of the layout rows and the rule (the band, which verdicts can be re-judged
+/// by without running anything). A backend without both files is left as it is; the report's
+/// completeness check names what is missing.
+fn refresh_verdicts(dir: &Path) -> Result<()> {
+    for backend in crate::run::backend::BackendKind::ALL {
+        let (totals_at, layouts_at) = (
+            dir.join(backend.name()).join("totals.csv"),
+            dir.join(backend.name()).join("layouts.csv"),
+        );
+        if !totals_at.exists() || !layouts_at.exists() {
+            continue;
+        }
+        let mut totals: Vec<results::TotalRow> = results::read_csv(&totals_at)?;
+        let layouts: Vec<results::LayoutRow> = results::read_csv(&layouts_at)?;
+        let before = totals.clone();
+        crate::analyse::layout::fill(&mut totals, &layouts);
+        if totals != before {
+            results::write_csv(&totals_at, &totals)?;
+        }
+    }
+    Ok(())
+}
+
+/// The ship verdict for the committed results (`real` is `results/`, `dir` its staged copy),
+/// when the corpus has been measured into `results/corpus/` (`just corpus`): read under its
+/// lock, once its files are checked against their hashes. `None` for any other directory, or
+/// before the corpus has been measured (the report then says so).
+fn ship_verdict(
+    ws: &Workspace,
+    dir: &Path,
+    real: &Path,
+) -> Result<Option<crate::analyse::ship::Ship>> {
+    let corpus = real.join(crate::results::CORPUS_DIR);
+    if real != ws.results_dir() || !corpus.join(results::MANIFEST).exists() {
+        return Ok(None);
+    }
+    let _lock = crate::store::checked(ws, &corpus)?;
+    crate::report::inputs::ship(dir, &corpus).map(Some)
+}
+
+/// What [`publish`] made: the inputs, and the line that says what was written, for the
+/// caller to print once it has committed (before that nothing has been written where the
+/// line says).
+pub struct Published {
+    pub inputs: Inputs,
+    pub wrote: String,
+}
+
+/// Writes the metadata, the charts and the report for the results in `dir` (a staged copy of
+/// `real`), the charts into `images`, and returns what they were made from. Fails, naming what
+/// is missing, on an incomplete result set (`results/` must hold every variant and case).
+///
+/// `given`: the command that wrote them now and the outside program measured, if any (`lab
+/// measure`); `None` keeps what the directory's metadata records (`lab report`).
+pub fn publish(
+    ws: &Workspace,
+    dir: &Path,
+    images: &Path,
+    real: &Path,
+    given: Option<(String, Option<metadata::ProgramSource>)>,
+) -> Result<Published> {
+    refresh_verdicts(dir)?;
+    let inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
+    let about = document::About::of(ws.root(), real, given);
+    metadata::write_for(ws.root(), dir, &about.command, about.program.as_ref())?;
+    let link = if real == ws.results_dir() {
+        "../images"
+    } else {
+        "images"
+    };
+    let ship = ship_verdict(ws, dir, real)?;
+    let drawn = charts::draw(&inputs, ship.as_ref(), images)?;
+    // A chart the results no longer support (or the lab no longer draws) goes: the directory
+    // holds what this report shows, nothing stale.
+    for entry in std::fs::read_dir(images)? {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if name.ends_with(".png") && !drawn.iter().any(|c| c.file == name) {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove the stale chart {}", path.display()))?;
+        }
+    }
+    let report = document::render(&inputs, link, ship.as_ref(), &about);
+    report.write(dir)?;
+    let images_shown = if real == ws.results_dir() {
+        ws.root().join("images")
+    } else {
+        real.join("images")
+    };
+    let wrote = format!(
+        "wrote {}/README.md, {} case pages in {}/{}/, {}/{} and {} charts in {}",
+        real.display(),
+        report.cases.len(),
+        real.display(),
+        document::CASES_DIR,
+        real.display(),
+        metadata::FILE,
+        drawn.len(),
+        images_shown.display()
+    );
+    Ok(Published { inputs, wrote })
+}
