@@ -15,20 +15,14 @@ impl Workspace {
         let start = start
             .canonicalize()
             .with_context(|| format!("cannot resolve {}", start.display()))?;
-        for dir in start.ancestors() {
-            if dir.join("variants/Cargo.toml").is_file()
-                && dir.join("allocator/Cargo.toml").is_file()
-            {
-                return Ok(Workspace {
-                    root: dir.to_path_buf(),
-                });
-            }
+        match crate::results::metadata::lab_root(&start) {
+            Some(root) => Ok(Workspace { root }),
+            None => bail!(
+                "{} is not inside the galloc lab workspace (no allocator/ and variants/ above it); \
+                 run from the repository or pass --workspace",
+                start.display()
+            ),
         }
-        bail!(
-            "{} is not inside the galloc lab workspace (no allocator/ and variants/ above it); \
-             run from the repository or pass --workspace",
-            start.display()
-        )
     }
 
     /// The workspace root.

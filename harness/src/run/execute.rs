@@ -2,7 +2,7 @@
 
 use crate::results::hex;
 use crate::run::backend::{Backend, Outcome, Sent};
-use crate::run::scenario::{Expect, Scenario, Step};
+use crate::run::scenario::{check_payload, Expect, Scenario, Step};
 use anyhow::{bail, Context, Result};
 use galloc::probe::{Op, ProbeStats};
 
@@ -179,22 +179,6 @@ fn check(
                 Expect::FailureWith(b) =>
                     format!("a failed execution with error {}", shown(b, true)),
             },
-        );
-    }
-    Ok(())
-}
-
-/// Gear's largest message payload (`gear_core::buffer::MAX_PAYLOAD_SIZE`, 8 MiB).
-pub const MAX_PAYLOAD: usize = gear_core::buffer::MAX_PAYLOAD_SIZE;
-
-/// Refuses a payload Gear would refuse, before any backend sees it (gtest panics on one, and
-/// the fuel meter would run it): `what` names the message.
-pub fn check_payload(payload: &[u8], what: &str) -> Result<()> {
-    if payload.len() > MAX_PAYLOAD {
-        bail!(
-            "{what}: the payload is {} bytes, over Gear's limit of {MAX_PAYLOAD} bytes (8 MiB); \
-             Gear refuses such a message: split its data over several messages",
-            payload.len()
         );
     }
     Ok(())
@@ -417,6 +401,7 @@ pub fn trace_records(run: &CaseRun) -> Vec<crate::results::trace::TraceRecord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::scenario::MAX_PAYLOAD;
 
     fn scenario() -> Scenario {
         Scenario {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The stages from the bottom up; a module may use its own stage and those before it.
 const ORDER: [&str; 7] = [
-    "results", "store", "build", "run", "analyse", "report", "cmd",
+    "results", "build", "run", "analyse", "report", "store", "cmd",
 ];
 
 /// Stages a stage may use beyond itself, where the order allows more than it should.

@@ -6,6 +6,7 @@
 use crate::build::external::Program;
 use crate::run::backend::UserId;
 use crate::run::scenario::idl::Idl;
+use crate::run::scenario::unhex;
 use crate::run::scenario::{Expect, Scenario, Step};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -156,40 +157,6 @@ fn default_user() -> UserId {
     gtest::constants::DEFAULT_USER_ALICE
 }
 
-/// `0x`-prefixed (or bare) hex; `what` names it in errors, which quote at most the start of
-/// `text` (a payload may be megabytes of it).
-pub(crate) fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
-    let digits = text.trim();
-    let digits = digits.strip_prefix("0x").unwrap_or(digits);
-    let shown = || {
-        const SHOWN: usize = 40;
-        match text.char_indices().nth(SHOWN) {
-            Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
-            None => text.to_owned(),
-        }
-    };
-    if let Some((at, c)) = digits
-        .chars()
-        .enumerate()
-        .find(|(_, c)| !c.is_ascii_hexdigit())
-    {
-        bail!(
-            "{what}: `{}` is not hex (`{c}` at digit {})",
-            shown(),
-            at + 1
-        );
-    }
-    if !digits.len().is_multiple_of(2) {
-        bail!("{what}: `{}` has an odd number of hex digits", shown());
-    }
-    let value = |d: u8| char::from(d).to_digit(16).expect("checked above") as u8;
-    Ok(digits
-        .as_bytes()
-        .chunks(2)
-        .map(|pair| value(pair[0]) << 4 | value(pair[1]))
-        .collect())
-}
-
 impl Scenario {
     /// A scenario for `program` from a file: `.json`
     /// (`{"from": 42, "init": "0x..", "messages": [{"payload": "0x..", "reply": "0x..",
@@ -236,7 +203,7 @@ impl Scenario {
                     sails_step(idl, call, m).with_context(|| what.clone())?
                 }
             };
-            crate::run::execute::check_payload(&step.payload, &what)?;
+            super::check_payload(&step.payload, &what)?;
             steps.push(Step {
                 from: m.from.unwrap_or(file.from),
                 ..step
@@ -255,7 +222,7 @@ impl Scenario {
                 bail!("{what}: a constructor call needs the program's IDL (`\"idl\"`)")
             }
         };
-        crate::run::execute::check_payload(&init, &what)?;
+        super::check_payload(&init, &what)?;
         Ok(Scenario {
             case,
             package: Box::leak(program.package.clone().into_boxed_str()),

@@ -18,7 +18,7 @@ mod vft;
 mod vnft;
 
 use crate::run::backend::{Sent, UserId};
-use anyhow::Result;
+use anyhow::{bail, Result};
 use parity_scale_codec::Encode;
 
 /// What a step must produce.
@@ -446,6 +446,56 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
         }
     }
     Ok(CASES.iter().filter(|c| wanted.contains(&c.id)).collect())
+}
+
+/// Gear's largest message payload (`gear_core::buffer::MAX_PAYLOAD_SIZE`, 8 MiB).
+pub const MAX_PAYLOAD: usize = gear_core::buffer::MAX_PAYLOAD_SIZE;
+
+/// Refuses a payload Gear would refuse, before any backend sees it (gtest panics on one, and
+/// the fuel meter would run it): `what` names the message.
+pub fn check_payload(payload: &[u8], what: &str) -> Result<()> {
+    if payload.len() > MAX_PAYLOAD {
+        bail!(
+            "{what}: the payload is {} bytes, over Gear's limit of {MAX_PAYLOAD} bytes (8 MiB); \
+             Gear refuses such a message: split its data over several messages",
+            payload.len()
+        );
+    }
+    Ok(())
+}
+
+/// `0x`-prefixed (or bare) hex; `what` names it in errors, which quote at most the start of
+/// `text` (a payload may be megabytes of it).
+pub fn unhex(text: &str, what: &str) -> Result<Vec<u8>> {
+    let digits = text.trim();
+    let digits = digits.strip_prefix("0x").unwrap_or(digits);
+    let shown = || {
+        const SHOWN: usize = 40;
+        match text.char_indices().nth(SHOWN) {
+            Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+            None => text.to_owned(),
+        }
+    };
+    if let Some((at, c)) = digits
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !c.is_ascii_hexdigit())
+    {
+        bail!(
+            "{what}: `{}` is not hex (`{c}` at digit {})",
+            shown(),
+            at + 1
+        );
+    }
+    if !digits.len().is_multiple_of(2) {
+        bail!("{what}: `{}` has an odd number of hex digits", shown());
+    }
+    let value = |d: u8| char::from(d).to_digit(16).expect("checked above") as u8;
+    Ok(digits
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| value(pair[0]) << 4 | value(pair[1]))
+        .collect())
 }
 
 #[cfg(test)]

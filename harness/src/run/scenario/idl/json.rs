@@ -318,7 +318,7 @@ impl<'a> Scope<'a> {
 
 /// Hex as scenario files write it everywhere (the same reader as payloads).
 pub(crate) fn unhex(text: &str) -> Result<Vec<u8>> {
-    crate::run::scenario::file::unhex(text, "value")
+    crate::run::scenario::unhex(text, "value")
 }
 
 /// An integer from a JSON number or a decimal / `0x` hex string.
