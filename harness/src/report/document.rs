@@ -1,5 +1,5 @@
 //! The report as files: the main page (`README.md`: the ship verdict, the verdicts of every
-//! case at a glance, the design against its target, the cases and the charts), and one page
+//! case at a glance, the design case by case, the cases and the charts), and one page
 //! per case (`cases/<case>.md`: its verdicts in full, its costs, pages, per-op tables and probe
 //! validation), each rendered from the same rows by [`super::tables`] and [`super::verdicts`].
 //!

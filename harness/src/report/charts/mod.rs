@@ -65,7 +65,7 @@ enum Kind {
     /// Per case, each variant's lowest, median and highest difference to shipping across
     /// the heap layouts, on a backend.
     Layouts { backend: String },
-    /// The lab's design against shipping per case and the geometric mean, against the target.
+    /// The lab's design against shipping per case and the geometric mean of its medians.
     Design,
     /// Per program of the ship verdict, shipping's and the lab's design's gas over the heap
     /// layouts, against shipping's cheapest.
@@ -156,10 +156,11 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
             charts.push(Chart {
                 file: "design.png".into(),
                 caption: format!(
-                    "the lab's design (`{}`) against shipping on every case: median over the heap \
-                     layouts (bar), lowest … highest (line), the geometric mean and the target \
-                     ({backend} {})",
+                    "the lab's design (`{}`) against shipping on each of the {} default cases: \
+                     median over the heap layouts (bar), lowest … highest (line), and the \
+                     geometric mean of the medians ({backend} {})",
                     st.variant,
+                    st.cases.len(),
                     unit_of(&inputs.totals, &backend)
                 ),
                 kind: Kind::Design,
