@@ -255,7 +255,7 @@ fn the_report_opens_with_the_ship_verdict_then_the_verdicts_of_the_rows() {
     // cell the median and verdict of `totals.csv`, ✔ on the bolded pick of the case's page.
     let matrix: Vec<&str> = report[verdicts_at..]
         .lines()
-        .skip_while(|l| !l.starts_with("| variant | geomean |"))
+        .skip_while(|l| !l.starts_with("| variant | geomean, "))
         .take_while(|l| l.starts_with('|'))
         .collect();
     let columns: Vec<String> = matrix[0]
@@ -340,8 +340,8 @@ fn the_report_opens_with_the_ship_verdict_then_the_verdicts_of_the_rows() {
 }
 
 /// The design table's rows are recomputed here from `layouts.csv` (median, range, verdict), and
-/// its geometric mean from those medians (ratios, not percents); the target line says what
-/// they imply.
+/// its geometric mean over every case from those medians (ratios, not percents), labelled with
+/// the cases it is over; the count below shipping is what they imply.
 #[test]
 fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
     let report = std::fs::read_to_string(results().join("README.md")).unwrap();
@@ -361,7 +361,7 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
         .take_while(|l| l.starts_with('|'))
     {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        if cells[1] == "geometric mean" {
+        if cells[1] == "geometric mean of the medians" {
             continue;
         }
         let case = cells[1];
@@ -397,12 +397,12 @@ fn the_design_table_and_its_geomean_are_what_the_rows_imply() {
     assert_eq!(cases, default_cases, "every default case has a row");
     let geomean = 100.0 * ((logs.iter().sum::<f64>() / cases as f64).exp() - 1.0);
     assert!(
-        report[at..].contains(&format!("| geometric mean | all | **{geomean:+.2}%** |")),
+        report[at..].contains(&format!(
+            "| geometric mean of the medians | all {cases} | **{geomean:+.2}%** |"
+        )),
         "geomean {geomean:+.2}%"
     );
-    let met = below == cases && geomean <= -5.0;
     assert!(report[at..].contains(&format!(
-        "Target {}: below shipping at the median on {below} of {cases} cases",
-        if met { "met" } else { "not met" }
+        "Below shipping at the median on {below} of the {cases} cases."
     )));
 }
