@@ -30,7 +30,7 @@ _apt package:
 compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
 # Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and 4 of them on fuel: results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
-measure variants="all" cases="default" backends="wasmtime": setup
+measure variants="all" cases="default" backends="gtest,wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
 
 # Measure the corpus (eight programs written as Gear authors write them, six on Sails: docs/cases.md, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/); then re-render results/README.md, which opens with the ship verdict over the default cases and the corpus, and print it. Runs whose builds did not change are reused from target/lab/cache.

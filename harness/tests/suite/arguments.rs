@@ -248,3 +248,16 @@ fn verdict_prints_the_report_s_words() {
         assert!(words.contains(&verdict), "{line}");
     }
 }
+
+/// `lab measure` runs what every verdict needs unless told otherwise: gtest (gas decides) and
+/// the fuel meter (pages, per-op costs, traces), not the fuel meter alone.
+#[test]
+fn measure_defaults_to_the_backends_every_verdict_needs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["measure", "--help"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("[default: gtest,wasmtime]"), "{help}");
+}

@@ -31,9 +31,10 @@ pub struct Args {
     #[command(flatten)]
     selection: super::Selection,
     /// Comma-separated backends (`wasmtime`, `gtest`, `node`), or `all` (every one available:
-    /// `node` only with a node given). The embedded default is the wasmtime fuel meter;
-    /// `just compare` runs all.
-    #[arg(long, default_value = "wasmtime")]
+    /// `node` only with a node given). The default is what every verdict needs: gtest (gas,
+    /// which decides) and the wasmtime fuel meter (pages, per-op costs, traces); `just
+    /// compare` runs all.
+    #[arg(long, default_value = "gtest,wasmtime")]
     backends: String,
     /// A running Gear node for the `node` backend, e.g. ws://127.0.0.1:9944.
     #[arg(long, env = "LAB_NODE", conflicts_with = "node_bin")]
