@@ -39,7 +39,7 @@ corpus variants="all" backends="wasmtime,gtest": setup
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
-# Gear PR #4853's figure, re-measured (docs/gear-2025.md, "Gear's 2025 figure, re-measured"): the reproduction `pr4853` (the PR's page release) on its case `ft-4853` (the study's test shape), beside shipping and gear-next (the same allocator with correct page arithmetic), at the 16 heap layouts on gtest, every message sent whatever comes back: results/pr4853/ (README.md, CSVs, images/). About a minute here once its builds are made (`time just pr4853`: 64-74 s); the first time it also builds 3 variants and re-links each at 15 layouts.
+# Gear PR #4853's figure, re-measured (docs/gear-2025.md, "Gear's 2025 study (PR #4853), re-measured"): the reproduction `pr4853` (the PR's page release) on its case `ft-4853` (the study's test shape), beside shipping and gear-next (the same allocator with correct page arithmetic), at the 16 heap layouts on gtest, every message sent whatever comes back: results/pr4853/ (README.md, CSVs, images/). About a minute here once its builds are made (`time just pr4853`: 64-74 s); the first time it also builds 3 variants and re-links each at 15 layouts.
 pr4853: setup
     cargo run --locked -p galloc-lab --bin lab -- reproduce pr4853 --against shipping,gear-next
 

@@ -1,6 +1,6 @@
 //! The lab's design (variant `lab`): a small coalescing allocator, lowest address first, with
 //! its state on the static page and large blocks as Gear's own pages. Designed on the corpus's
-//! designed-on half and judged on the held-out half and the default cases (README, "The
+//! designed-on half and judged on the held-out half and the default cases (docs/design.md, "The
 //! design, re-aimed").
 //!
 //! Why this shape, from what the lab measured (docs/design.md, "The design, re-aimed"): on Gear an

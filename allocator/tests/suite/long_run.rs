@@ -50,8 +50,8 @@ const HOLDS_UNTIL_TRIMMED: &[&str] = &["granularity-32k", "granularity-16k", "gr
 /// `gear-next`, the design of Gear's next allocator. Its trims at the end of each message give
 /// up the top in 16 KiB steps over a whole-page platform; each trim that ends inside a page
 /// leaves the rest of that page to nobody (dlmalloc forgets it, Gear still counts it held),
-/// and those pages cut Gear's page space into runs too short for a large block (README,
-/// "Gear's next allocator").
+/// and those pages cut Gear's page space into runs too short for a large block
+/// (docs/long-runs.md, "Gear's next allocator").
 fn strands_pages(id: &str) -> bool {
     galloc_variants::find(id)
         .ok()

@@ -2,7 +2,7 @@
 //! program (the message's own, each message the program sends itself, each reply it handles),
 //! which the step's sender pays for; the fuel meter, which has no message queue, refuses a
 //! program that can message itself instead of counting one execution of several (docs/method.md,
-//! "What a step's total counts").
+//! "How the gas is measured", its point "What a step's total counts").
 
 use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
 use galloc_lab::build::external::Program;

@@ -4,7 +4,7 @@
 //! Gas is deterministic, so the relation is asserted to hold exactly, on every message but the
 //! one that calibrates. It did not while the twin was smaller than the probe around the
 //! allocator: the optimisers inlined the two differently, by 1 to 12 fuel on some paths
-//! (docs/method.md, "How the relation became exact").
+//! (docs/method.md, "How the gas is measured", its point "How the relation became exact").
 
 use galloc_lab::analyse::validation::validate;
 use galloc_lab::build::workspace::Workspace;
@@ -33,8 +33,9 @@ fn check(variant_id: &str, backend: BackendKind) {
     );
     assert_eq!(row.max_abs_residual, 0, "{variant_id}: {row:?}");
 
-    // The meter places every page the probe build touched exactly once (README, "Reading the
-    // results"); the plain build, without counter reads to tell calls apart, is not placed.
+    // The meter places every page the probe build touched exactly once (docs/results.md,
+    // "Reading the results"); the plain build, without counter reads to tell calls apart, is
+    // not placed.
     if backend == BackendKind::Wasmtime {
         for msg in &m.probe.messages {
             let pages = msg.pages.unwrap();
@@ -102,8 +103,8 @@ fn relation_holds_in_fuel() {
 /// Sails cases `calloc` is called once a message, and an unconstrained fit once made it
 /// negative (`an_op_called_once_a_message_stays_in_the_constant` tests the fit itself); and
 /// before the twin was the probe build without brackets, the programs' address-seeded hasher
-/// broke the relation on six variants, by page charges read as (negative) overheads (README,
-/// "Validation on Sails programs").
+/// broke the relation on six variants, by page charges read as (negative) overheads
+/// (docs/method.md, "How the gas is measured").
 #[test]
 fn committed_overheads_are_never_negative_and_the_relation_is_exact_everywhere() {
     use galloc_lab::results::{read_csv, ValidationRow};
