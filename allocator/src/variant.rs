@@ -158,8 +158,7 @@ granularity_variant!("granularity-8k", 8);
 /// `floor(ptr / 64 KiB) ..= floor((ptr + size) / 64 KiB) - 1` for a range dlmalloc gives up
 /// ([`crate::platform::PagePlatform`] under that feature), and so frees the page a trimmed
 /// segment's kept part ends in: a reproduction, kept to show what that does to a program
-/// (docs/gear-2025.md, "Gear's 2025 study (PR #4853), re-measured"), measured on its case only,
-/// never recommended.
+/// (docs/gear-2025.md, "Gear's 2025 study (PR #4853), re-measured"), on its case only; never recommended.
 #[cfg(any(feature = "gear-next", feature = "pr4853"))]
 mod active {
     use crate::buffer::{CellClass, NoBuffer};
