@@ -269,7 +269,7 @@ impl Reproduction {
             let c = if v == self.variant {
                 RGBColor(200, 0, 0)
             } else {
-                colour(v)
+                colour(v)?
             };
             chart
                 .draw_series(LineSeries::new(points, c.stroke_width(3)))

@@ -136,7 +136,7 @@ pub fn distribution(
             .draw()
             .map_err(draw_err(path))?;
         for (i, (v, costs)) in sets.iter().enumerate() {
-            let c = colour(v.id);
+            let c = colour(v.id)?;
             let x = i as f64;
             let [p5, p25, p50, p75, p95, p99] = [5.0, 25.0, 50.0, 75.0, 95.0, 99.0]
                 .map(|p| nearest_rank(costs, p).expect("non-empty") as f64);

@@ -109,7 +109,7 @@ pub fn layouts(ship: &Ship, path: &Path) -> Result<()> {
         (REFERENCE, REFERENCE.to_owned()),
         (DESIGN, format!("{DESIGN} (the lab's design)")),
     ] {
-        let c = colour(variant);
+        let c = colour(variant)?;
         head.draw(&PathElement::new(
             [(x, 66), (x + 24, 66)],
             c.stroke_width(3),
@@ -144,7 +144,7 @@ pub fn layouts(ship: &Ship, path: &Path) -> Result<()> {
             .draw()
             .map_err(draw_err(path))?;
         for (points, variant) in [(s, REFERENCE), (d, DESIGN)] {
-            let c = colour(variant);
+            let c = colour(variant)?;
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
                 .map_err(draw_err(path))?;

@@ -89,7 +89,7 @@ pub fn per_message(
         .collect();
     upper.sort_by_key(|(v, _)| v.id != REFERENCE);
     for (v, points) in upper {
-        let c = colour(v.id);
+        let c = colour(v.id)?;
         chart
             .draw_series(LineSeries::new(
                 points.iter().map(|&(i, cost)| (i as f64, cost as f64)),
@@ -148,7 +148,7 @@ pub fn per_message(
         let clipped = line.into_iter().map(|(x, y)| (x, y.clamp(lo, hi)));
         let width = if shown.contains(&v.id) { 3 } else { 2 };
         chart
-            .draw_series(LineSeries::new(clipped, colour(v.id).stroke_width(width)))
+            .draw_series(LineSeries::new(clipped, colour(v.id)?.stroke_width(width)))
             .map_err(draw_err(path))?;
     }
     root.present().map_err(draw_err(path))

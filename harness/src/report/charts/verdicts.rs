@@ -358,7 +358,7 @@ pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
     let Some((backend, st)) = crate::report::verdicts::standing(inputs) else {
         return Ok(());
     };
-    let designed = super::colour(st.variant);
+    let designed = super::colour(st.variant)?;
     let RGBColor(r, g, b) = designed;
     let light = |v: u8| v + ((255 - v) as f64 * 0.6) as u8;
     let held_out = RGBColor(light(r), light(g), light(b));
