@@ -51,6 +51,10 @@ pub struct Inputs {
     pub layouts: Vec<LayoutRow>,
     /// Every case's second workload at its layouts (`results/<backend>/second.csv`; gas only).
     pub second: Vec<SecondRow>,
+    /// Each variant's allocator code bytes (`code-size.csv`, the allocator alone, plain), where
+    /// measured: in the directory, or for the corpus in the default results beside it (one
+    /// allocator build per variant serves every program).
+    pub allocator_code: BTreeMap<String, u64>,
 }
 
 impl Inputs {
@@ -78,6 +82,7 @@ impl Inputs {
             traces: BTreeMap::new(),
             layouts: Vec::new(),
             second: Vec::new(),
+            allocator_code: BTreeMap::new(),
         };
         for backend in BackendKind::ALL {
             let d = dir.join(backend.name());
@@ -130,6 +135,7 @@ impl Inputs {
         if dir.join("agreement.csv").exists() {
             inputs.agreement = read_csv(&dir.join("agreement.csv"))?;
         }
+        inputs.allocator_code = allocator_code(dir)?;
         Ok(inputs)
     }
 
@@ -336,6 +342,7 @@ impl Inputs {
             traces: BTreeMap::new(),
             layouts: only(&self.layouts, case, |r| &r.case),
             second: only(&self.second, case, |r| &r.case),
+            allocator_code: self.allocator_code.clone(),
         }
     }
 
@@ -409,6 +416,28 @@ fn offset_gaps(
         .collect()
 }
 
+/// Each variant's allocator code bytes from `code-size.csv` in `dir`, or, for the corpus, in the
+/// default results it sits in; empty where neither has one.
+fn allocator_code(dir: &Path) -> Result<BTreeMap<String, u64>> {
+    let beside = dir
+        .file_name()
+        .is_some_and(|n| n == crate::results::CORPUS_DIR)
+        .then(|| dir.parent().map(|p| p.join("code-size.csv")))
+        .flatten();
+    let Some(file) = std::iter::once(dir.join("code-size.csv"))
+        .chain(beside)
+        .find(|f| f.exists())
+    else {
+        return Ok(BTreeMap::new());
+    };
+    let sizes: Vec<CodeSizeRow> = read_csv(&file)?;
+    Ok(sizes
+        .into_iter()
+        .filter(|r| r.package == "galloc-wasm-size" && !r.probe)
+        .map(|r| (r.variant, r.code_bytes))
+        .collect())
+}
+
 /// The programs the ship verdict is judged on: every default case, then the corpus, in the
 /// registry's order.
 pub fn ship_programs() -> Vec<&'static str> {
@@ -440,12 +469,7 @@ pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
         );
     }
     let (layouts, second) = read_sweeps(&[results, corpus])?;
-    let sizes: Vec<CodeSizeRow> = read_csv(&results.join("code-size.csv"))?;
-    let code_bytes = sizes
-        .into_iter()
-        .filter(|r| r.package == "galloc-wasm-size" && !r.probe)
-        .map(|r| (r.variant, r.code_bytes))
-        .collect();
+    let code_bytes = allocator_code(results)?;
     let programs = ship_programs();
     let held_out: Vec<&str> = programs
         .iter()

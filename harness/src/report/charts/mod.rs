@@ -143,9 +143,11 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
             charts.push(Chart {
                 file: "headline.png".into(),
                 caption: format!(
-                    "every variant against shipping ({backend} {}): each case's median over the \
-                     heap layouts coloured by its verdict, the geometric mean, the recommended \
-                     case ringed; beside it, pages touched and code bytes against shipping",
+                    "every variant against shipping on the {} cases ({backend} {}): each case's \
+                     median over the heap layouts coloured by its verdict, the geometric mean, \
+                     the recommended case ringed; beside it, pages touched (the fuel meter's \
+                     count) and allocator code bytes against shipping",
+                    matrix.as_ref().map_or(0, |m| m.cases.len()),
                     unit_of(&inputs.totals, backend)
                 ),
                 kind: Kind::Headline,
@@ -245,7 +247,7 @@ pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<C
     let one = |c: &Chart| -> Result<()> {
         let path = images.join(&c.file);
         match &c.kind {
-            Kind::Headline => verdicts::headline(inputs, &path),
+            Kind::Headline => verdicts::headline(inputs, ship, &path),
             Kind::Layouts { backend } => verdicts::layout_ranges(inputs, backend, &path),
             Kind::Design => verdicts::design(inputs, &path),
             Kind::Deployments => match ship {

@@ -4,6 +4,7 @@
 
 use super::{canvas, draw_err, row_label, unit_of, FONT, W};
 use crate::analyse::layout::{self, Verdict};
+use crate::analyse::ship::Ship;
 use crate::report::inputs::Inputs;
 use crate::report::verdicts::Matrix;
 use anyhow::Result;
@@ -58,36 +59,60 @@ fn verdict_key() -> Vec<(RGBColor, String)> {
         .collect()
 }
 
-/// `headline.png`: the decision metric and what it is made of. Left, per variant (the
-/// matrix's rows, best geometric mean first), a dot per case at its median total against
-/// shipping over the heap layouts, coloured by its verdict, a ring on the case it is
-/// recommended for, and a bar at the geometric mean; beside it, as mimalloc-bench puts memory
-/// beside time, the pages the variant's messages touched and the program's code bytes, each
-/// against shipping.
-pub fn headline(inputs: &Inputs, path: &Path) -> Result<()> {
+/// `headline.png`: the verdict, the decision metric and what it is made of. Under the title,
+/// what galloc should ship (the ship rule over every program, where it was judged). Left, per
+/// variant (the matrix's rows, best geometric mean first), a dot per case at its median total
+/// against shipping over the heap layouts, coloured by its verdict, a ring on the case it is
+/// recommended for, and a bar at the geometric mean over the cases; beside it, as
+/// mimalloc-bench puts memory beside time, the pages the variant's messages touched (the fuel
+/// meter's count, at the linker's layout) and its allocator's code bytes, each against
+/// shipping.
+pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()> {
     let Some(m) = Matrix::of(inputs) else {
         return Ok(());
     };
     let backend = m.backend();
     let unit = unit_of(&inputs.totals, backend);
     let n = m.rows.len();
-    let root = canvas(path, W, n as u32 * 30 + 190);
-    let (top, body) = root.split_vertically(84);
+    let root = canvas(path, W, n as u32 * 30 + 218);
+    let (top, body) = root.split_vertically(112);
     top.draw(&Text::new(
-        format!("Every variant against {REFERENCE}: {unit} on {backend}, and what it is made of"),
+        format!(
+            "Every variant against {REFERENCE} on the {} cases: {unit} on {backend}, and what it is made of",
+            m.cases.len()
+        ),
         (14, 10),
         (FONT, 22),
     ))
     .map_err(draw_err(path))?;
+    // The verdict these dots are the evidence for, where it was judged (`results/`).
+    if let Some(ship) = ship {
+        let text = if ship.named == REFERENCE {
+            format!(
+                "What galloc should ship: {REFERENCE}. The ship rule, over all {} programs at every \
+                 layout, admits no variant",
+                ship.programs.len()
+            )
+        } else {
+            format!(
+                "What galloc should ship: {}, the variant the ship rule names over all {} \
+                 programs at every layout",
+                ship.named,
+                ship.programs.len()
+            )
+        };
+        top.draw(&Text::new(text, (14, 40), (FONT, 17)))
+            .map_err(draw_err(path))?;
+    }
     let mut items = verdict_key();
     items.push((
         BLACK,
         format!("geomean of the {} cases' medians", m.cases.len()),
     ));
-    key(&top, path, (14, 44), &items)?;
-    top.draw(&Circle::new((W as i32 - 150, 51), 7, BLACK.stroke_width(2)))
+    key(&top, path, (14, 74), &items)?;
+    top.draw(&Circle::new((W as i32 - 150, 81), 7, BLACK.stroke_width(2)))
         .map_err(draw_err(path))?;
-    top.draw(&Text::new("recommended", (W as i32 - 138, 42), (FONT, 16)))
+    top.draw(&Text::new("recommended", (W as i32 - 138, 72), (FONT, 16)))
         .map_err(draw_err(path))?;
     let (left, right) = body.split_horizontally(W * 58 / 100);
     let (pages_area, code_area) = right.split_horizontally(W * 21 / 100);
@@ -175,17 +200,11 @@ pub fn headline(inputs: &Inputs, path: &Path) -> Result<()> {
         &pages_area,
         path,
         &pages,
-        "pages touched vs shipping",
+        "pages touched (fuel meter)",
         &|x: &f64| format!("{x:+.0}%"),
         n,
     )?;
-    let code_of = |variant: &str| -> Option<u64> {
-        inputs
-            .totals
-            .iter()
-            .find(|t| t.backend == backend && t.variant == variant)
-            .map(|t| t.code_bytes)
-    };
+    let code_of = |variant: &str| inputs.allocator_code.get(variant).copied();
     let code: Vec<Option<f64>> = m
         .rows
         .iter()
@@ -195,7 +214,7 @@ pub fn headline(inputs: &Inputs, path: &Path) -> Result<()> {
         &code_area,
         path,
         &code,
-        "code bytes vs shipping",
+        "allocator code bytes",
         &|x: &f64| format!("{x:+.0}"),
         n,
     )?;
@@ -271,19 +290,31 @@ pub fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> 
     let cols = 2usize;
     let rows = cases.len().div_ceil(cols).max(1);
     let panel_h = variants.len() as u32 * 24 + 110;
-    let root = canvas(path, W, panel_h * rows as u32 + 80);
-    let (title, body) = root.split_vertically(80);
+    let root = canvas(path, W, panel_h * rows as u32 + 96);
+    let (title, body) = root.split_vertically(96);
     title
         .draw(&Text::new(
             format!(
-                "{unit} against shipping at the same heap layout, per case ({backend}): lowest … \
-                 highest, dot at the median"
+                "{unit} against shipping at the same heap layout, on each of the {} cases \
+                 ({backend})",
+                cases.len()
             ),
             (14, 10),
             (FONT, 19),
         ))
         .map_err(draw_err(path))?;
-    key(&title, path, (14, 46), &verdict_key())?;
+    title
+        .draw(&Text::new(
+            format!(
+                "lowest … highest over the layouts, dot at the median; shaded, the ±{}% minimum \
+                 effect a verdict must clear at every layout",
+                layout::BAND_PCT
+            ),
+            (14, 38),
+            (FONT, 15),
+        ))
+        .map_err(draw_err(path))?;
+    key(&title, path, (14, 66), &verdict_key())?;
     let panels = body.split_evenly((rows, cols));
     for (case, area) in cases.iter().zip(panels.iter()) {
         let mut ranges: Vec<(&str, (f64, f64, f64), Verdict)> = variants
@@ -298,9 +329,11 @@ pub fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> 
             continue;
         }
         ranges.sort_by(|a, b| a.1 .1.total_cmp(&b.1 .1).then(a.0.cmp(b.0)));
+        // The band is always in view: whether a bar leaves it is the verdict.
+        let band = layout::BAND_PCT;
         let (lo, hi) = ranges
             .iter()
-            .fold((0f64, 0f64), |(a, b), (_, (l, _, h), _)| {
+            .fold((-band, band), |(a, b), (_, (l, _, h), _)| {
                 (a.min(*l), b.max(*h))
             });
         let pad = ((hi - lo) * 0.08).max(0.5);
@@ -331,6 +364,12 @@ pub fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> 
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 14))
             .draw()
+            .map_err(draw_err(path))?;
+        chart
+            .draw_series([Rectangle::new(
+                [(-band, -0.5), (band, n as f64 - 0.5)],
+                RGBColor(0, 0, 0).mix(0.07).filled(),
+            )])
             .map_err(draw_err(path))?;
         chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
         for (i, (_, (l, m, h), verdict)) in ranges.iter().enumerate() {
