@@ -183,7 +183,10 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
         if inputs.ops.iter().any(|o| o.case == case && o.count > 0) {
             charts.push(Chart {
                 file: format!("{case}-ops.png"),
-                caption: format!("{case}: average cost per allocator call, per op and variant"),
+                caption: format!(
+                    "{case}: average cost per allocator call, per op and variant, on each backend \
+                     measured (a panel each)"
+                ),
                 kind: Kind::Ops { case: case.clone() },
             });
         }
@@ -196,7 +199,7 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
                 file: format!("{case}-distribution.png"),
                 caption: format!(
                     "{case}: distribution of the fuel of every allocator call per op and variant \
-                     (exact records)"
+                     (the wasmtime fuel meter's exact records)"
                 ),
                 kind: Kind::Distribution { case: case.clone() },
             });
