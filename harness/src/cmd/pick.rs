@@ -67,18 +67,22 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| galloc_lab::build::external::default_out(ws, &case));
-    super::measure::run(
-        ws,
-        super::measure::Args::program(
-            &args.program,
-            &args.scenario,
-            &variants.join(","),
-            backend.name(),
-            args.layouts,
-            &out,
-            args.quiet,
-        ),
-    )?;
+    // The same stages as `lab measure`: plan, build and run, write and render; then the rule
+    // for one program over the rows written.
+    let measuring = super::measure::Args::program(
+        &args.program,
+        &args.scenario,
+        &variants.join(","),
+        backend.name(),
+        args.layouts,
+        &out,
+        args.quiet,
+    );
+    let plan = super::measure::Plan::of(ws, &measuring)?;
+    let cache = galloc_lab::run::cache::RunCache::new(ws.root().join("target/lab/cache"))?;
+    let executed = super::measure::execute(ws, &measuring, &plan, &cache)?;
+    let source = super::measure::Source::of(&measuring, &plan.out, plan.external.as_ref())?;
+    super::measure::publish(ws, &measuring, &plan, &cache, executed, source)?;
 
     // Read as `measure` wrote it: no other command half way through writing there, every file
     // as the lab recorded it.

@@ -230,3 +230,35 @@ fn no_module_uses_one_that_uses_it_back() {
         circles.join("\n")
     );
 }
+
+/// `lab measure` reads as its pipeline: its command function only composes the stages (plan,
+/// build and run, write and render) and stays under 80 lines; no other command calls it
+/// (`lab pick` composes the same stages itself).
+#[test]
+fn lab_measure_is_a_short_pipeline_and_no_command_calls_it() {
+    let text = std::fs::read_to_string(src().join("cmd/measure/mod.rs")).unwrap();
+    let start = text
+        .find("\npub fn run(")
+        .expect("lab measure's command function");
+    let lines = text[start + 1..]
+        .lines()
+        .position(|l| l == "}")
+        .expect("its end")
+        + 1;
+    assert!(
+        lines < 80,
+        "lab measure's command function is {lines} lines"
+    );
+    for (module, file) in modules() {
+        if module.first().is_some_and(|m| m == "cmd")
+            && module.get(1).is_some_and(|m| m != "measure")
+        {
+            let code = code(&file);
+            assert!(
+                !code.contains("measure::run("),
+                "{} calls lab measure's command instead of composing its stages",
+                file.display()
+            );
+        }
+    }
+}

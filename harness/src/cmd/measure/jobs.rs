@@ -3,14 +3,11 @@
 
 use anyhow::Result;
 use galloc_lab::build::artifact::{BuildRequest, PostProcess};
-use galloc_lab::build::external::Program;
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::run::backend::BackendKind;
-use galloc_lab::run::cache::{Fingerprint, RunCache};
+use galloc_lab::run::cache::RunCache;
 use galloc_lab::run::execute::CaseRun;
 use galloc_lab::run::measure::{measure_case, Builds, CaseMeasurement};
-use galloc_lab::run::scenario::{self, Scenario};
-use galloc_variants::Variant;
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 
@@ -25,31 +22,20 @@ pub(super) enum Ran {
 /// plain build at the `p`th nonzero point of the sweep, or the second workload at the `i`th of
 /// its offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Job {
+pub(crate) enum Job {
     Case,
     Point(usize),
     Second(usize),
 }
 
-/// What the jobs are made of: the run's selection, its builds to make and its runs.
+/// What the jobs are made of: the run's arguments and plan (its builds to make and its runs),
+/// where to show progress, and the runs kept from earlier.
 pub(super) struct Work<'a> {
     pub ws: &'a Workspace,
     pub args: &'a super::Args,
     pub bar: &'a ProgressBar,
-    /// Each (package, variant) to build, in the order the runs need them.
-    pub order: &'a [(&'static str, &'static Variant)],
-    pub external: Option<&'a Program>,
-    /// The offsets built for the layout sweep.
-    pub built: &'a [u32],
-    pub scenarios: &'a [Scenario],
-    pub variants: &'a [&'static Variant],
-    pub seconds: &'a [Option<(scenario::Workload, Scenario)>],
-    pub prints: &'a [Fingerprint],
-    pub second_prints: &'a [Option<Fingerprint>],
-    pub second_on: &'a BTreeMap<BackendKind, Vec<u32>>,
+    pub plan: &'a super::Plan,
     pub cache: &'a RunCache,
-    pub jobs: &'a [(BackendKind, usize, usize, Job)],
-    pub workers: usize,
 }
 
 /// What every job ran, by job.
@@ -93,6 +79,10 @@ pub(super) fn execute(
         ws,
         args,
         bar,
+        plan,
+        cache,
+    } = *w;
+    let super::Plan {
         order,
         external,
         built,
@@ -102,10 +92,11 @@ pub(super) fn execute(
         prints,
         second_prints,
         second_on,
-        cache,
         jobs,
         workers,
-    } = *w;
+        ..
+    } = plan;
+    let (external, workers) = (external.as_ref(), *workers);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let (reused, ran) = (
         std::sync::atomic::AtomicUsize::new(0),

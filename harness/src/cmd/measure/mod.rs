@@ -1,15 +1,12 @@
 //! `lab measure`: every case × variant on the chosen backends; writes the results files and
 //! the report.
 
-use anyhow::{bail, Context, Result};
-use galloc_lab::build::external::Program;
+use anyhow::Result;
 use galloc_lab::build::workspace::Workspace;
-use galloc_lab::results::{MeasuredRow, MANIFEST};
-use galloc_lab::run::backend::{node, BackendKind};
+use galloc_lab::run::backend::BackendKind;
 use galloc_lab::run::cache::{Fingerprint, RunCache};
 use galloc_lab::run::execute::CaseRun;
 use galloc_lab::run::measure::CaseMeasurement;
-use galloc_lab::run::plan;
 use galloc_lab::run::scenario::{self, Scenario};
 use galloc_lab::store::staging::Written;
 use galloc_variants::Variant;
@@ -18,13 +15,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod jobs;
+mod plan;
 mod size;
 mod source;
 mod write;
 
 use jobs::{Job, Ran};
+pub(crate) use plan::Plan;
 use size::{Pace, RunSize};
-use source::Source;
+pub(crate) use source::Source;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -150,298 +149,71 @@ pub(super) type Measured<'a> = BTreeMap<
     ),
 >;
 
+/// `lab measure`: plan, build and run, assemble, then write the results and render the
+/// report from them, all at once or not at all.
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
-    let (cases, variants) = args.selection.resolve()?;
     galloc_lab::results::keep_compressed_in(ws.root().join("target/lab/compressed"));
-    match (&args.node, &args.node_bin) {
-        (Some(url), _) => node::configure(node::Endpoint::Url(url.clone()), ws.root()),
-        (None, Some(bin)) => {
-            let bin = std::fs::canonicalize(bin)
-                .with_context(|| format!("--node-bin {}: no such file", bin.display()))?;
-            node::configure(node::Endpoint::Binary(bin), ws.root())
-        }
-        (None, None) => {}
-    }
-    let backends = BackendKind::select(&args.backends)?;
-    if backends.contains(&BackendKind::Node) {
-        // Minutes of builds come first: find out now whether the node is there at all.
-        node::NodeBackend::start().context("checking the node before building")?;
-    }
-    check_extra_features(&args)?;
-    let (external, scenarios) = match (&args.program, &args.scenario) {
-        (Some(program), Some(file)) => {
-            if args.selection.cases != "default" {
-                bail!("--cases selects the lab's own cases; with --program the scenario file is the case");
-            }
-            let program = Program::at(program)?;
-            let case = galloc_lab::build::external::case_of(file)?;
-            if scenario::CASES.iter().any(|c| c.id == case) {
-                bail!(
-                    "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
-                    file.display()
-                );
-            }
-            let case: &'static str = Box::leak(case.to_owned().into_boxed_str());
-            let s = Scenario::read(file, case, &program)?;
-            (Some(program), vec![s])
-        }
-        _ => (None, cases.iter().map(|c| (c.make)()).collect()),
-    };
-    // Each case's second workload, where it has one (the lab's own cases).
-    let seconds: Vec<Option<(scenario::Workload, Scenario)>> = match &external {
-        Some(_) => vec![None],
-        None if args.no_second_workload => vec![None; cases.len()],
-        None => cases
-            .iter()
-            .map(|c| c.second.map(|w| (w, (w.make)())))
-            .collect(),
-    };
-    let out = match (&args.out, &external) {
-        (Some(out), _) => out.clone(),
-        (None, Some(_)) => galloc_lab::build::external::default_out(ws, scenarios[0].case),
-        (None, None) => ws.results_dir(),
-    };
+    let plan = Plan::of(ws, &args)?;
+    let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
+    let executed = execute(ws, &args, &plan, &cache)?;
+    let source = Source::of(&args, &plan.out, plan.external.as_ref())?;
+    publish(ws, &args, &plan, &cache, executed, source)
+}
 
-    let offsets = match args.layout_step {
-        Some(step) => galloc_lab::run::plan::grid(step)?,
-        None => galloc_lab::run::plan::sweep(args.layouts, args.one_gear_page)?,
-    };
-    if (offsets != galloc_lab::run::plan::default_sweep()
-        || args.fuel_stride != galloc_lab::run::plan::FUEL_STRIDE
-        || args.no_second_workload)
-        && std::path::absolute(&out).ok() == Some(ws.results_dir())
-    {
-        bail!(
-            "{}: results/ holds every case at the {} layouts of the default sweep, with its second \
-             workload, so a run into it measures those; give --out DIR to measure others",
-            match args.layout_step {
-                _ if args.no_second_workload => "--no-second-workload".to_owned(),
-                Some(step) => format!("--layout-step {step}"),
-                None => format!(
-                    "--layouts {}{} --fuel-stride {}",
-                    args.layouts,
-                    if args.one_gear_page { " --one-gear-page" } else { "" },
-                    args.fuel_stride
-                ),
-            },
-            galloc_lab::run::plan::POINTS
-        );
-    }
+/// What a run made and ran: its builds by (package, variant), and everything measured.
+pub(crate) struct Executed<'a> {
+    builds: BTreeMap<(&'static str, &'static str), galloc_lab::run::measure::Builds>,
+    measured: Measured<'a>,
+    /// Runs made, and runs reused from the cache.
+    ran: usize,
+}
 
-    // A run of every variant on every default case on both embedded backends into
-    // `results/` measures every row `results/` holds: it writes the set afresh instead of
-    // merging with it, so the lab can always regenerate its results, even after a change of
-    // their format. Any other run adds to what is there.
-    let to_results = std::path::absolute(&out).ok() == Some(ws.results_dir());
-    let mut run_set = std::collections::BTreeSet::new();
-    for b in &backends {
-        for s in &scenarios {
-            for v in &variants {
-                run_set.insert(MeasuredRow {
-                    backend: b.name().into(),
-                    case: s.case.into(),
-                    variant: v.id.into(),
-                });
-            }
-        }
-    }
-    let whole = to_results
-        && external.is_none()
-        && args.allocator_features.is_empty()
-        && galloc_lab::report::inputs::full_set()
-            .iter()
-            .all(|m| run_set.contains(m));
-
-    // The results this run adds to must be whole and readable now, not after minutes of
-    // building and running: they are merged with its rows at the end.
-    let has_files = check_out(ws, &out)?;
-    if has_files && !whole {
-        let full = std::path::absolute(&out).ok() == Some(ws.results_dir());
-        super::read_results(ws, &out, full).with_context(|| {
-            format!(
-                "--out {}: the results there are merged with this run's, so they must be \
-                 whole first (or give an empty or new directory)",
-                out.display()
-            )
-        })?;
-    }
-
-    // The offsets each backend runs: the fuel meter a thinned sweep, a `--layout-step` grid
-    // whole; and so the ones to build (a run on the fuel meter alone builds only its points).
-    let fuel_stride = if args.layout_step.is_some() {
-        1
-    } else {
-        args.fuel_stride
-    };
-    let runs_on: BTreeMap<BackendKind, Vec<u32>> = backends
-        .iter()
-        .map(|b| (*b, plan::on(*b, &offsets, fuel_stride)))
-        .collect();
-    let second_on: BTreeMap<BackendKind, Vec<u32>> = backends
-        .iter()
-        .map(|b| (*b, plan::second_on(*b, &offsets, fuel_stride)))
-        .collect();
-    // Per backend, case and variant: plain, probe and twin runs, the layout points, and the
-    // second workload's points.
-    let total_messages: u64 = backends
-        .iter()
-        .map(|b| {
-            scenarios
-                .iter()
-                .zip(&seconds)
-                .map(|(s, second)| {
-                    let second = second.as_ref().map_or(0, |(_, w)| {
-                        (w.steps.len() as u64 + 1) * second_on[b].len() as u64
-                    });
-                    ((s.steps.len() as u64 + 1) * (2 + runs_on[b].len() as u64) + second)
-                        * variants.len() as u64
-                })
-                .sum::<u64>()
-        })
-        .sum();
+/// Builds what `plan` needs and runs its jobs (on every core, builds as the runs need them),
+/// with a progress bar unless `--quiet`; a run whose size is large says so first.
+pub(crate) fn execute<'a>(
+    ws: &Workspace,
+    args: &Args,
+    plan: &'a Plan,
+    cache: &RunCache,
+) -> Result<Executed<'a>> {
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(total_messages)
+        ProgressBar::new(plan.messages())
     };
     bar.set_style(
         ProgressStyle::with_template("{msg:44} [{bar:30}] {pos}/{len} messages, ETA {eta}")
             .expect("valid template"),
     );
-
-    // What to build, in the order the runs need it: each (package, variant) once.
-    let mut order: Vec<(&'static str, &Variant)> = Vec::new();
-    for s in &scenarios {
-        for v in &variants {
-            if !order.iter().any(|(p, w)| *p == s.package && w.id == v.id) {
-                order.push((s.package, v));
-            }
-        }
-    }
-    let built: Vec<u32> = offsets
-        .iter()
-        .copied()
-        .filter(|o| runs_on.values().any(|on| on.contains(o)))
-        .collect();
-    // Point p is the build at nonzero[p].
-    let nonzero: Vec<u32> = built.iter().copied().filter(|o| *o > 0).collect();
-    let points = nonzero.len();
-
-    let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
-    let prints: Vec<Fingerprint> = scenarios.iter().map(RunCache::fingerprint).collect();
-    let second_prints: Vec<Option<Fingerprint>> = seconds
-        .iter()
-        .map(|w| w.as_ref().map(|(_, s)| RunCache::fingerprint(s)))
-        .collect();
-    // Every run is its own job: the case's three builds, or one layout of its plain build under
-    // the case's scenario or its second workload.
-    // They run on every core (each on a fresh chain or meter of its own), and their results
-    // are put back in order, so the files do not depend on which finished first. A node is
-    // one process, driven by one run at a time. Jobs go case by case, as the builds are made.
-    let mut jobs: Vec<(BackendKind, usize, usize, Job)> = Vec::new();
-    for (ci, _) in scenarios.iter().enumerate() {
-        for (vi, _) in variants.iter().enumerate() {
-            for &backend in &backends {
-                jobs.push((backend, ci, vi, Job::Case));
-                jobs.extend(
-                    (0..points)
-                        .filter(|p| runs_on[&backend].contains(&nonzero[*p]))
-                        .map(|p| (backend, ci, vi, Job::Point(p))),
-                );
-                if seconds[ci].is_some() {
-                    jobs.extend(
-                        (0..second_on[&backend].len()).map(|i| (backend, ci, vi, Job::Second(i))),
-                    );
-                }
-            }
-        }
-    }
-    let workers = if backends.contains(&BackendKind::Node) {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, usize::from)
-    };
     let work = jobs::Work {
         ws,
-        args: &args,
+        args,
         bar: &bar,
-        order: &order,
-        external: external.as_ref(),
-        built: &built,
-        scenarios: &scenarios,
-        variants: &variants,
-        seconds: &seconds,
-        prints: &prints,
-        second_prints: &second_prints,
-        second_on: &second_on,
-        cache: &cache,
-        jobs: &jobs,
-        workers,
+        plan,
+        cache,
     };
     let pace = Pace::at(ws);
-    let runs: Vec<(BackendKind, &str, u64)> = jobs
+    let runs: Vec<(BackendKind, &str, u64)> = plan
+        .jobs
         .iter()
         .map(|j| {
             (
                 j.0,
-                scenarios[j.1].case,
+                plan.scenarios[j.1].case,
                 if j.3 == Job::Case { 3 } else { 1 },
             )
         })
         .collect();
-    let size = RunSize::new(
-        (order.len() * 3, order.len() * points),
-        &runs,
-        total_messages,
-        pace.read(),
-        workers,
-    );
+    let builds = (plan.order.len() * 3, plan.order.len() * plan.points());
+    let size = RunSize::new(builds, &runs, plan.messages(), pace.read(), plan.workers);
     if size.is_large() {
         eprintln!("{size}");
     }
-    let (builds, mut done, reused, ran, timing) = match jobs::execute(&work) {
-        Ok(done) => done,
-        Err(e) => {
-            bar.finish_and_clear();
-            return Err(e);
-        }
-    };
+    let (builds, done, reused, ran, timing) = jobs::execute(&work).inspect_err(|_| {
+        bar.finish_and_clear();
+    })?;
     // Only a guide for the next run's estimate: a pace that cannot be kept is not an error.
     let _ = pace.record(&timing);
-    let mut measured: Measured = BTreeMap::new();
-    for (backend, ci, vi, job) in jobs.iter().copied().filter(|j| j.3 == Job::Case) {
-        let (s, v) = (&scenarios[ci], variants[vi]);
-        let Some(Ran::Case(m)) = done.remove(&(backend, ci, vi, job)) else {
-            unreachable!("every job ran");
-        };
-        let layouts = &builds[&(s.package, v.id)].layouts;
-        // The points this backend ran (the fuel meter runs every `fuel_stride`th).
-        let points = layouts
-            .iter()
-            .enumerate()
-            .filter(|(_, (offset, _))| runs_on[&backend].contains(offset))
-            .map(
-                |(p, (offset, _))| match done.remove(&(backend, ci, vi, Job::Point(p))) {
-                    Some(Ran::Point(run)) => (*offset, *run),
-                    _ => unreachable!("every job ran"),
-                },
-            )
-            .collect();
-        let second = match seconds[ci] {
-            Some(_) => second_on[&backend]
-                .iter()
-                .enumerate()
-                .map(
-                    |(i, offset)| match done.remove(&(backend, ci, vi, Job::Second(i))) {
-                        Some(Ran::Point(run)) => (*offset, *run),
-                        _ => unreachable!("every job ran"),
-                    },
-                )
-                .collect(),
-            None => Vec::new(),
-        };
-        measured.insert((backend, ci, vi), (s, v, *m, points, second));
-    }
     bar.finish_and_clear();
     if !args.quiet {
         eprintln!(
@@ -449,36 +221,93 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
              scenario and lab were unchanged (target/lab/cache; --fresh runs all)"
         );
     }
+    let measured = assemble(plan, &builds, done);
+    Ok(Executed {
+        builds,
+        measured,
+        ran,
+    })
+}
 
-    let out = std::path::absolute(&out)
-        .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
-    // Nothing ran, and nothing the files are made from changed since this very run last wrote
-    // them, and they are still exactly as it wrote them: they are what it would write again.
-    let dirs = galloc_lab::store::publish::staged_dirs(ws, &out);
+/// Every job's runs put together by (backend, case, variant): the three builds' runs at the
+/// linker's layout, the plain build's at each layout this backend ran, the second workload's.
+fn assemble<'a>(
+    plan: &'a Plan,
+    builds: &BTreeMap<(&'static str, &'static str), galloc_lab::run::measure::Builds>,
+    mut done: jobs::Done,
+) -> Measured<'a> {
+    let mut measured: Measured = BTreeMap::new();
+    for &(backend, ci, vi, _) in plan.jobs.iter().filter(|j| j.3 == Job::Case) {
+        let (s, v) = (&plan.scenarios[ci], plan.variants[vi]);
+        let Some(Ran::Case(m)) = done.remove(&(backend, ci, vi, Job::Case)) else {
+            unreachable!("every job ran");
+        };
+        let mut take = |key| match done.remove(&key) {
+            Some(Ran::Point(run)) => *run,
+            _ => unreachable!("every job ran"),
+        };
+        // The points this backend ran (the fuel meter runs every `fuel_stride`th).
+        let points = builds[&(s.package, v.id)]
+            .layouts
+            .iter()
+            .enumerate()
+            .filter(|(_, (offset, _))| plan.runs_on[&backend].contains(offset))
+            .map(|(p, (offset, _))| (*offset, take((backend, ci, vi, Job::Point(p)))))
+            .collect();
+        let second = match plan.seconds[ci] {
+            Some(_) => (plan.second_on[&backend].iter().enumerate())
+                .map(|(i, offset)| (*offset, take((backend, ci, vi, Job::Second(i)))))
+                .collect(),
+            None => Vec::new(),
+        };
+        measured.insert((backend, ci, vi), (s, v, *m, points, second));
+    }
+    measured
+}
+
+/// Writes the results of `executed` into `plan.out` and renders the report from them, all in a
+/// staged copy moved into place only once everything is made (a failure writes nothing; a
+/// command writing them first is waited for and merged with); or, when nothing ran and nothing
+/// they are made from changed since this very run last wrote them, prints the verdicts of the
+/// files as they are.
+pub(crate) fn publish(
+    ws: &Workspace,
+    args: &Args,
+    plan: &Plan,
+    cache: &RunCache,
+    executed: Executed<'_>,
+    source: Source,
+) -> Result<()> {
+    let out = &plan.out;
+    let dirs = galloc_lab::store::publish::staged_dirs(ws, out);
     let written = Written::of(
         ws.root(),
         &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
     );
     let sending = Sending {
-        scenarios: &scenarios,
-        prints: &prints,
-        seconds: &seconds,
-        second_prints: &second_prints,
-        second_on: &second_on,
-        source: Source::of(&args, &out, external.as_ref())?,
+        scenarios: &plan.scenarios,
+        prints: &plan.prints,
+        seconds: &plan.seconds,
+        second_prints: &plan.second_prints,
+        second_on: &plan.second_on,
+        source,
     };
+    let whole = (plan.whole, args.allocator_features.as_str());
     let digest = write::digest_of(
         ws,
-        &cache,
-        &jobs,
+        cache,
+        &plan.jobs,
         &sending,
-        &variants,
-        &builds,
-        (whole, &args.allocator_features),
+        &plan.variants,
+        &executed.builds,
+        whole,
     )?;
-    let reading = galloc_lab::store::lock::Lock::read(ws.root(), &out)?;
-    if ran == 0 && !backends.contains(&BackendKind::Node) && written.unchanged(&digest) {
-        let inputs = galloc_lab::report::inputs::Inputs::read_for_verdicts(&out)?;
+    let reading = galloc_lab::store::lock::Lock::read(ws.root(), out)?;
+    if executed.ran == 0
+        && !plan.backends.contains(&BackendKind::Node)
+        && written.unchanged(&digest)
+    {
+        let inputs = galloc_lab::report::inputs::Inputs::read_for_verdicts(out)?;
         println!("{}", galloc_lab::report::verdicts::verdicts(&inputs));
         println!(
             "Full report: {} (up to date: no run or input changed since it was written)",
@@ -487,74 +316,27 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         return Ok(());
     }
     drop(reading);
-
-    // Every file is written to a copy of the results (and of their charts) and moved into
-    // place only once all of them, and the report, have been made: a failure writes nothing.
-    // Another command writing them first is waited for (and merged with: the copy is taken
-    // once it is done).
-    let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
+    let staged = galloc_lab::store::publish::Staged::begin(ws, out)?;
     written.forget()?;
-    if whole {
+    if plan.whole {
         // Only in the staged copy: the real files go only if everything succeeds.
-        let mut gone: Vec<std::path::PathBuf> =
-            backends.iter().map(|b| staged.dir.join(b.name())).collect();
-        gone.extend(
-            ["artifacts.csv", "agreement.csv", MANIFEST, "traces"].map(|f| staged.dir.join(f)),
-        );
-        for path in gone {
-            let removed = if path.is_dir() {
-                std::fs::remove_dir_all(&path)
-            } else if path.exists() {
-                std::fs::remove_file(&path)
-            } else {
-                Ok(())
-            };
-            removed.with_context(|| format!("cannot clear {}", path.display()))?;
-        }
+        write::clear(&staged.dir, &plan.backends)?;
     }
     let report = staged.explain(write::write_all(
-        ws, &staged, &out, &backends, &measured, &builds, &sending,
+        ws,
+        &staged,
+        out,
+        &plan.backends,
+        &executed.measured,
+        &executed.builds,
+        &sending,
     ))?;
     staged.commit()?;
     written.record(&digest)?;
     eprintln!("{}", report.wrote);
-    let report = report.inputs;
-    println!("{}", galloc_lab::report::verdicts::verdicts(&report));
+    println!("{}", galloc_lab::report::verdicts::verdicts(&report.inputs));
     println!("Full report: {}", out.join("README.md").display());
     Ok(())
-}
-
-/// `--out` must be a directory the lab wrote, or an empty or new one: checked before anything
-/// is built, since only the commit at the end would find out otherwise (a file there made the
-/// commit fail after the whole run, leaving a journal that could never be applied). Returns
-/// whether it holds files.
-fn check_out(ws: &Workspace, out: &Path) -> Result<bool> {
-    if out.exists() && !out.is_dir() {
-        bail!(
-            "--out {}: this is a file, not a directory; the lab writes a directory of results \
-             (CSVs, README.md, images/). Nothing was built: give a new or empty directory, or \
-             one a `lab measure --out` wrote",
-            out.display()
-        );
-    }
-    if !std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
-        return Ok(false);
-    }
-    let abs = std::path::absolute(out)
-        .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
-    // A commit a killed run left unfinished there is applied first (under the lock), so a
-    // directory the lab was writing is seen as what it wrote.
-    drop(galloc_lab::store::lock::Lock::read(ws.root(), &abs)?);
-    if !abs.join(MANIFEST).is_file() && !abs.join(galloc_lab::store::metadata::FILE).is_file() {
-        bail!(
-            "--out {}: it holds files but no lab results (no {MANIFEST} or {}), so it is not a \
-             directory the lab wrote, and its files would be mixed with the run's. Nothing was \
-             built: give a new or empty directory",
-            out.display(),
-            galloc_lab::store::metadata::FILE
-        );
-    }
-    Ok(true)
 }
 
 /// Extra allocator features must be real non-variant features, and their results must not

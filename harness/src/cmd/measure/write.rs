@@ -2,7 +2,7 @@
 //! merged with the rows already in the results directory, and the digest that tells whether
 //! they would be written again unchanged.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use galloc_lab::analyse::agreement::{agreement, Pair};
 use galloc_lab::analyse::layout;
 use galloc_lab::analyse::validation::{overheads_of, validate};
@@ -66,6 +66,25 @@ pub(super) fn digest_of(
     parts.push(galloc_lab::store::metadata::sources(ws.root())?);
     parts.push(galloc_lab::report::charts::font_identity());
     Ok(digest_of_parts(parts.iter().map(String::as_str)))
+}
+
+/// Clears, in the staged copy `dir`, every file a whole run writes afresh (every backend's
+/// rows, the artifacts, the agreement, the manifest and the traces), so no row of an earlier
+/// format or selection survives it.
+pub(super) fn clear(dir: &Path, backends: &[BackendKind]) -> Result<()> {
+    let mut gone: Vec<std::path::PathBuf> = backends.iter().map(|b| dir.join(b.name())).collect();
+    gone.extend(["artifacts.csv", "agreement.csv", MANIFEST, "traces"].map(|f| dir.join(f)));
+    for path in gone {
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else if path.exists() {
+            std::fs::remove_file(&path)
+        } else {
+            Ok(())
+        };
+        removed.with_context(|| format!("cannot clear {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Every results file of the run, the manifest and the report, into the staged copy.

@@ -1,0 +1,325 @@
+//! `lab measure`'s plan: what a run builds and runs, decided from its arguments before anything
+//! is built. Every argument is checked here, so a run that cannot be written fails in seconds,
+//! not after its builds.
+
+use super::jobs::Job;
+use super::Args;
+use anyhow::{bail, Context, Result};
+use galloc_lab::build::external::Program;
+use galloc_lab::build::workspace::Workspace;
+use galloc_lab::results::{MeasuredRow, MANIFEST};
+use galloc_lab::run::backend::{node, BackendKind};
+use galloc_lab::run::cache::{Fingerprint, RunCache};
+use galloc_lab::run::plan;
+use galloc_lab::run::scenario::{self, Scenario};
+use galloc_variants::Variant;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A run, planned: its selection, where it writes, the layouts each backend runs, the builds it
+/// needs in the order the runs need them, and its jobs.
+pub(crate) struct Plan {
+    pub backends: Vec<BackendKind>,
+    pub variants: Vec<&'static Variant>,
+    /// The program measured, when it is not one of the lab's cases (`--program`).
+    pub external: Option<Program>,
+    /// Each case's scenario, and its second workload where it has one.
+    pub scenarios: Vec<Scenario>,
+    pub seconds: Vec<Option<(scenario::Workload, Scenario)>>,
+    /// Their fingerprints: part of the run cache's keys.
+    pub prints: Vec<Fingerprint>,
+    pub second_prints: Vec<Option<Fingerprint>>,
+    /// The results directory written, absolute.
+    pub out: PathBuf,
+    /// Whether the run measures every row `results/` holds, so writes the set afresh.
+    pub whole: bool,
+    /// Per backend, the offsets its plain builds run at, and its second workloads'.
+    pub runs_on: BTreeMap<BackendKind, Vec<u32>>,
+    pub second_on: BTreeMap<BackendKind, Vec<u32>>,
+    /// Each (package, variant) to build, in the order the runs need them.
+    pub order: Vec<(&'static str, &'static Variant)>,
+    /// The offsets built for the layout sweep.
+    pub built: Vec<u32>,
+    /// The jobs, by (backend, case index, variant index): a case's three builds, or one layout
+    /// of its plain build under its scenario or its second workload. Point `p` is the build at
+    /// the `p`th nonzero offset of `built`.
+    pub jobs: Vec<(BackendKind, usize, usize, Job)>,
+    /// How many jobs run at once: every core, or one for a node (one process, one run at a
+    /// time).
+    pub workers: usize,
+}
+
+impl Plan {
+    /// The plan of `args`; an argument that cannot be run, or results that cannot be written
+    /// to, are an error naming what to do.
+    pub fn of(ws: &Workspace, args: &Args) -> Result<Plan> {
+        let (cases, variants) = args.selection.resolve()?;
+        let backends = backends(ws, args)?;
+        super::check_extra_features(args)?;
+        let (external, scenarios) = scenarios(args, &cases)?;
+        // Each case's second workload, where it has one (the lab's own cases).
+        let seconds: Vec<Option<(scenario::Workload, Scenario)>> = match &external {
+            Some(_) => vec![None],
+            None if args.no_second_workload => vec![None; cases.len()],
+            None => cases
+                .iter()
+                .map(|c| c.second.map(|w| (w, (w.make)())))
+                .collect(),
+        };
+        let out = match (&args.out, &external) {
+            (Some(out), _) => out.clone(),
+            (None, Some(_)) => galloc_lab::build::external::default_out(ws, scenarios[0].case),
+            (None, None) => ws.results_dir(),
+        };
+        let to_results = std::path::absolute(&out).ok() == Some(ws.results_dir());
+        let offsets = offsets(args, to_results)?;
+
+        // A run of every variant on every default case on both embedded backends into
+        // `results/` measures every row `results/` holds: it writes the set afresh instead of
+        // merging with it, so the lab can always regenerate its results, even after a change
+        // of their format. Any other run adds to what is there.
+        let mut run_set = BTreeSet::new();
+        for b in &backends {
+            for s in &scenarios {
+                for v in &variants {
+                    run_set.insert(MeasuredRow {
+                        backend: b.name().into(),
+                        case: s.case.into(),
+                        variant: v.id.into(),
+                    });
+                }
+            }
+        }
+        let whole = to_results
+            && external.is_none()
+            && args.allocator_features.is_empty()
+            && galloc_lab::report::inputs::full_set()
+                .iter()
+                .all(|m| run_set.contains(m));
+
+        // The results this run adds to must be whole and readable now, not after minutes of
+        // building and running: they are merged with its rows at the end.
+        if check_out(ws, &out)? && !whole {
+            super::super::read_results(ws, &out, to_results).with_context(|| {
+                format!(
+                    "--out {}: the results there are merged with this run's, so they must be \
+                     whole first (or give an empty or new directory)",
+                    out.display()
+                )
+            })?;
+        }
+        let out = std::path::absolute(&out)
+            .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
+
+        // The offsets each backend runs: the fuel meter a thinned sweep, a `--layout-step` grid
+        // whole; and so the ones to build (a run on the fuel meter alone builds only its
+        // points).
+        let fuel_stride = if args.layout_step.is_some() {
+            1
+        } else {
+            args.fuel_stride
+        };
+        let runs_on: BTreeMap<BackendKind, Vec<u32>> = backends
+            .iter()
+            .map(|b| (*b, plan::on(*b, &offsets, fuel_stride)))
+            .collect();
+        let second_on: BTreeMap<BackendKind, Vec<u32>> = backends
+            .iter()
+            .map(|b| (*b, plan::second_on(*b, &offsets, fuel_stride)))
+            .collect();
+        let mut order: Vec<(&'static str, &Variant)> = Vec::new();
+        for s in &scenarios {
+            for v in &variants {
+                if !order.iter().any(|(p, w)| *p == s.package && w.id == v.id) {
+                    order.push((s.package, v));
+                }
+            }
+        }
+        let built: Vec<u32> = offsets
+            .iter()
+            .copied()
+            .filter(|o| runs_on.values().any(|on| on.contains(o)))
+            .collect();
+        let nonzero: Vec<u32> = built.iter().copied().filter(|o| *o > 0).collect();
+        // Jobs go case by case, as the builds are made.
+        let mut jobs: Vec<(BackendKind, usize, usize, Job)> = Vec::new();
+        for (ci, _) in scenarios.iter().enumerate() {
+            for (vi, _) in variants.iter().enumerate() {
+                for &backend in &backends {
+                    jobs.push((backend, ci, vi, Job::Case));
+                    jobs.extend(
+                        (0..nonzero.len())
+                            .filter(|p| runs_on[&backend].contains(&nonzero[*p]))
+                            .map(|p| (backend, ci, vi, Job::Point(p))),
+                    );
+                    if seconds[ci].is_some() {
+                        jobs.extend(
+                            (0..second_on[&backend].len())
+                                .map(|i| (backend, ci, vi, Job::Second(i))),
+                        );
+                    }
+                }
+            }
+        }
+        let workers = if backends.contains(&BackendKind::Node) {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        };
+        let prints = scenarios.iter().map(RunCache::fingerprint).collect();
+        let second_prints = seconds
+            .iter()
+            .map(|w| w.as_ref().map(|(_, s)| RunCache::fingerprint(s)))
+            .collect();
+        Ok(Plan {
+            backends,
+            variants,
+            external,
+            scenarios,
+            seconds,
+            prints,
+            second_prints,
+            out,
+            whole,
+            runs_on,
+            second_on,
+            order,
+            built,
+            jobs,
+            workers,
+        })
+    }
+
+    /// The layout points built beyond the linker's own.
+    pub fn points(&self) -> usize {
+        self.built.iter().filter(|o| **o > 0).count()
+    }
+
+    /// Every message the run sends: per backend, case and variant, the plain, probe and twin
+    /// runs, the layout points, and the second workload's points.
+    pub fn messages(&self) -> u64 {
+        self.backends
+            .iter()
+            .map(|b| {
+                self.scenarios
+                    .iter()
+                    .zip(&self.seconds)
+                    .map(|(s, second)| {
+                        let second = second.as_ref().map_or(0, |(_, w)| {
+                            (w.steps.len() as u64 + 1) * self.second_on[b].len() as u64
+                        });
+                        ((s.steps.len() as u64 + 1) * (2 + self.runs_on[b].len() as u64) + second)
+                            * self.variants.len() as u64
+                    })
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+}
+
+/// The backends of `args`, with a node configured and answering when one is among them
+/// (minutes of builds come first: find out now whether the node is there at all).
+fn backends(ws: &Workspace, args: &Args) -> Result<Vec<BackendKind>> {
+    match (&args.node, &args.node_bin) {
+        (Some(url), _) => node::configure(node::Endpoint::Url(url.clone()), ws.root()),
+        (None, Some(bin)) => {
+            let bin = std::fs::canonicalize(bin)
+                .with_context(|| format!("--node-bin {}: no such file", bin.display()))?;
+            node::configure(node::Endpoint::Binary(bin), ws.root())
+        }
+        (None, None) => {}
+    }
+    let backends = BackendKind::select(&args.backends)?;
+    if backends.contains(&BackendKind::Node) {
+        node::NodeBackend::start().context("checking the node before building")?;
+    }
+    Ok(backends)
+}
+
+/// The program measured when it is not one of the lab's cases, and the scenarios: the cases'
+/// own, or the `--scenario` file's.
+fn scenarios(
+    args: &Args,
+    cases: &[&'static scenario::Case],
+) -> Result<(Option<Program>, Vec<Scenario>)> {
+    let (Some(program), Some(file)) = (&args.program, &args.scenario) else {
+        return Ok((None, cases.iter().map(|c| (c.make)()).collect()));
+    };
+    if args.selection.cases != "default" {
+        bail!("--cases selects the lab's own cases; with --program the scenario file is the case");
+    }
+    let program = Program::at(program)?;
+    let case = galloc_lab::build::external::case_of(file)?;
+    if scenario::CASES.iter().any(|c| c.id == case) {
+        bail!(
+            "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
+            file.display()
+        );
+    }
+    let case: &'static str = Box::leak(case.to_owned().into_boxed_str());
+    let s = Scenario::read(file, case, &program)?;
+    Ok((Some(program), vec![s]))
+}
+
+/// The sweep's offsets: a `--layout-step` grid, or `--layouts` points; `results/` (`to_results`)
+/// holds the default sweep with its second workloads and nothing else.
+fn offsets(args: &Args, to_results: bool) -> Result<Vec<u32>> {
+    let offsets = match args.layout_step {
+        Some(step) => plan::grid(step)?,
+        None => plan::sweep(args.layouts, args.one_gear_page)?,
+    };
+    let default = offsets == plan::default_sweep()
+        && args.fuel_stride == plan::FUEL_STRIDE
+        && !args.no_second_workload;
+    if to_results && !default {
+        bail!(
+            "{}: results/ holds every case at the {} layouts of the default sweep, with its second \
+             workload, so a run into it measures those; give --out DIR to measure others",
+            match args.layout_step {
+                _ if args.no_second_workload => "--no-second-workload".to_owned(),
+                Some(step) => format!("--layout-step {step}"),
+                None => format!(
+                    "--layouts {}{} --fuel-stride {}",
+                    args.layouts,
+                    if args.one_gear_page { " --one-gear-page" } else { "" },
+                    args.fuel_stride
+                ),
+            },
+            plan::POINTS
+        );
+    }
+    Ok(offsets)
+}
+
+/// `--out` must be a directory the lab wrote, or an empty or new one: checked before anything
+/// is built, since only the commit at the end would find out otherwise (a file there made the
+/// commit fail after the whole run, leaving a journal that could never be applied). Returns
+/// whether it holds files.
+fn check_out(ws: &Workspace, out: &Path) -> Result<bool> {
+    if out.exists() && !out.is_dir() {
+        bail!(
+            "--out {}: this is a file, not a directory; the lab writes a directory of results \
+             (CSVs, README.md, images/). Nothing was built: give a new or empty directory, or \
+             one a `lab measure --out` wrote",
+            out.display()
+        );
+    }
+    if !std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        return Ok(false);
+    }
+    let abs = std::path::absolute(out)
+        .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
+    // A commit a killed run left unfinished there is applied first (under the lock), so a
+    // directory the lab was writing is seen as what it wrote.
+    drop(galloc_lab::store::lock::Lock::read(ws.root(), &abs)?);
+    if !abs.join(MANIFEST).is_file() && !abs.join(galloc_lab::store::metadata::FILE).is_file() {
+        bail!(
+            "--out {}: it holds files but no lab results (no {MANIFEST} or {}), so it is not a \
+             directory the lab wrote, and its files would be mixed with the run's. Nothing was \
+             built: give a new or empty directory",
+            out.display(),
+            galloc_lab::store::metadata::FILE
+        );
+    }
+    Ok(true)
+}
