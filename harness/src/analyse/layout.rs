@@ -3,7 +3,7 @@
 //! Gear charges per 16 KiB page a message touches, so a total depends on which pages a
 //! program's objects straddle, and that depends on where `__heap_base` lands: on how much
 //! static data the program has, which differs in every program. One layout can flip a
-//! comparison (measured: shipping's own nft-stress total spans 8 % across paddings). Gas is
+//! comparison (docs/verdicts.md, "Verdicts across heap layouts", has the figures). Gas is
 //! deterministic, so instead of sampling layouts the lab sweeps them ([`crate::run::plan`]), and
 //! here every variant is compared with `shipping` *at the same offset*. A variant is better
 //! (worse) than shipping on a case only if it is cheaper (dearer) by more than [`BAND_PCT`] at

@@ -14,7 +14,8 @@
 //!   variant's **own spread** (its dearest layout over its cheapest, median over programs).
 //!
 //! Per-layout dominance (better at *every* layout) asked a variant to beat shipping's luck at
-//! its best layout: shipping's own gas moves by a median 23 % across the sweep. This module
+//! its best layout, and shipping's own gas moves a good deal across the sweep (docs/ship.md,
+//! "What the lab found"). This module
 //! measures; the rule that uses the measures is [`crate::analyse::ship`].
 
 use crate::analyse::layout::BAND_PCT;

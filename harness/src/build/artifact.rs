@@ -17,7 +17,7 @@
 //! build of another configuration cannot swap it in between. Editing one variant still rebuilds
 //! only that variant: cargo's freshness check is per unit.
 //!
-//! A warm `just compare` asks for ~1,260 builds and cargo's check that one is fresh costs ~0.4 s,
+//! A warm `just compare` asks for every build again, and cargo's check that one is fresh was
 //! most of a warm run. So each build of the lab's own packages leaves a stamp
 //! (`target/lab/stamps/`): the key of everything cargo could read — every file of the
 //! repository outside `target/`, `.git/`, `results/` and `images/` but Markdown (path and

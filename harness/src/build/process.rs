@@ -10,7 +10,7 @@
 //!   signal, as it would have without a handler.
 //! - **SIGKILL** runs no handler in the lab; the kernel sends each supervisor SIGTERM as its
 //!   parent dies (`PR_SET_PDEATHSIG`), and the supervisor kills its group. Without it, an
-//!   orphaned `cargo` went on building for ~40 s holding the target directory's lock.
+//!   orphaned `cargo` went on building, holding the target directory's lock.
 //!
 //! What a build must change in someone else's crate is never done there at all (see
 //! [`crate::build::external`]): this module only keeps the lab's own processes from outliving

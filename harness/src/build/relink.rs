@@ -2,9 +2,9 @@
 //!
 //! A point of the layout sweep differs from the program's plain build only in the linker's
 //! `--global-base`: the same compiled code, its statics placed higher. Through cargo, each
-//! point recompiled the program crate (rustc's front end: ~3.6 s for a Sails program, the
-//! time of the whole build) although only the link (`rust-lld`, ~0.3 s with the
-//! linker-plugin LTO gear-wasm-builder asks for) depends on it. So every build is linked
+//! point recompiled the program crate (rustc's front end, most of a build's time) although
+//! only the link (`rust-lld`, with the linker-plugin LTO gear-wasm-builder asks for) depends
+//! on it. So every build is linked
 //! through the `lab` executable itself (cargo's linker setting for the target), which runs
 //! `rust-lld` with rustc's arguments and, for a plain build at the linker's own layout, keeps
 //! what a link needs that rustc deletes afterwards: the program crate's object files and the

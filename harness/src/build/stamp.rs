@@ -147,8 +147,8 @@ impl Stamp {
 ///
 /// Content, not modification times: a checkout, a rebase or `touch` leaves the bytes cargo
 /// would compile as they were, and builds are reproducible (a fresh clone makes the committed
-/// hashes), so they must not send ~1,260 builds back through cargo (4 min 52 s measured). The
-/// ~2 MB read costs milliseconds. Markdown files are left out: no code here includes one
+/// hashes), so they must not send every build of a warm run back through cargo. Reading the
+/// repository costs far less than one cargo start. Markdown files are left out: no code here includes one
 /// (`include_str!`), so editing a README changes no build.
 pub(crate) fn tree_key(root: &Path, cargo_home: &Path) -> Result<String> {
     static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();

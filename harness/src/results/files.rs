@@ -43,7 +43,7 @@ static COMPRESSED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock
 
 /// Keeps every compressed result under `dir` (in `target/`), so rows compressed once are not
 /// compressed again: a whole run writes its files into an emptied staging copy, where no
-/// earlier file is there to compare with, and level 19 over every trace took ~20 s.
+/// earlier file is there to compare with, and level 19 over every trace is slow.
 pub fn keep_compressed_in(dir: std::path::PathBuf) {
     let _ = COMPRESSED.set(dir);
 }

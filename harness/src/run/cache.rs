@@ -57,8 +57,7 @@ impl RunCache {
 
     /// What identifies `scenario` in a key: the SHA-256 of everything it holds (its `Debug`
     /// text). Made once per scenario and passed to [`RunCache::key`]: formatting a scenario's
-    /// thousands of payloads for each of ~4,000 keys was most of a warm `just compare` (29 s
-    /// of its 44).
+    /// thousands of payloads for each of thousands of keys was most of a warm `just compare`.
     pub fn fingerprint(scenario: &Scenario) -> Fingerprint {
         Fingerprint(hex(&Sha256::digest(format!("{scenario:?}").as_bytes())))
     }

@@ -295,8 +295,8 @@ fn path_text(p: &Path) -> Result<&str> {
 /// from (`target/lab/written/`, one record per set of directories). A run whose digest is the
 /// recorded one, finding every file there exactly as written (none added, removed or changed),
 /// would write the very same bytes: it can say so and stop. That is a warm `just compare`
-/// with nothing changed: re-reading a million result rows and redrawing 30 charts to rewrite
-/// identical files took ~8 s of it.
+/// with nothing changed, which would otherwise re-read a million result rows and redraw every
+/// chart to rewrite identical files.
 pub struct Written {
     path: PathBuf,
     dirs: Vec<PathBuf>,

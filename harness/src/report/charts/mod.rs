@@ -266,8 +266,8 @@ pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<C
             } => messages::per_message(&inputs.messages, case, backend, shown, &path),
         }
     };
-    // Each chart is its own file drawn from shared, read-only inputs: on every core (30 charts
-    // took ~2 s on one). The first error, in chart order, is the one reported.
+    // Each chart is its own file drawn from shared, read-only inputs: on every core. The first
+    // error, in chart order, is the one reported.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, usize::from);
     let mut results: Vec<(usize, Result<()>)> = std::thread::scope(|scope| {
