@@ -1,6 +1,6 @@
-//! A result set published: its working copy staged under the lock, its verdict columns
-//! re-derived, its metadata, charts and report written from its rows, then moved into place
-//! all together (`lab measure`, `lab report` and every command that writes results).
+//! A result set published: its working copy staged under the lock, its metadata, charts and
+//! report written from its rows (which it never changes), then moved into place all together
+//! (`lab measure`, `lab report` and every command that writes results).
 
 use crate::build::workspace::Workspace;
 use crate::report::inputs::Inputs;
@@ -85,31 +85,6 @@ pub fn images_of(ws: &Workspace, dir: &Path) -> PathBuf {
     }
 }
 
-/// Re-derives the layout columns of every backend's `totals.csv` in `dir` (median, range, the
-/// difference to shipping and the verdict) from its `layouts.csv`, as `lab measure` does: they
-/// are a function of the layout rows and the rule (the band, which verdicts can be re-judged
-/// by without running anything). A backend without both files is left as it is; the report's
-/// completeness check names what is missing.
-fn refresh_verdicts(dir: &Path) -> Result<()> {
-    for backend in crate::run::backend::BackendKind::ALL {
-        let (totals_at, layouts_at) = (
-            dir.join(backend.name()).join("totals.csv"),
-            dir.join(backend.name()).join("layouts.csv"),
-        );
-        if !totals_at.exists() || !layouts_at.exists() {
-            continue;
-        }
-        let mut totals: Vec<results::TotalRow> = results::read_csv(&totals_at)?;
-        let layouts: Vec<results::LayoutRow> = results::read_csv(&layouts_at)?;
-        let before = totals.clone();
-        crate::analyse::layout::fill(&mut totals, &layouts);
-        if totals != before {
-            results::write_csv(&totals_at, &totals)?;
-        }
-    }
-    Ok(())
-}
-
 /// The ship verdict for the committed results (`real` is `results/`, `dir` its staged copy),
 /// when the corpus has been measured into `results/corpus/` (`just corpus`): read under its
 /// lock, once its files are checked against their hashes. `None` for any other directory, or
@@ -148,7 +123,6 @@ pub fn publish(
     real: &Path,
     given: Option<(String, Option<metadata::ProgramSource>)>,
 ) -> Result<Published> {
-    refresh_verdicts(dir)?;
     let inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
     let about = document::About::of(ws.root(), real, given);
     metadata::write_for(ws.root(), dir, &about.command, about.program.as_ref())?;
