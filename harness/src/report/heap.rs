@@ -202,8 +202,9 @@ pub fn page_map_table(maps: &[PageMapRow], case: &str, sweep: &Totals) -> String
         .into_iter()
         .filter(|k| *k != PageKind::Stack)
         .collect();
-    let mut out =
-        String::from("| layout | variant | heap base (in its page) | charged pages a message |");
+    let mut out = String::from(
+        "| layout | variant | heap base (in its page) | gas (gtest) | charged pages a message |",
+    );
     for k in &charged {
         let _ = write!(out, " {} |", k.name());
     }

@@ -52,8 +52,8 @@ pub struct Inputs {
     /// Every case's second workload at its layouts (`results/<backend>/second.csv`; gas only).
     pub second: Vec<SecondRow>,
     /// Each variant's allocator code bytes (`code-size.csv`, the allocator alone, plain), where
-    /// measured: in the directory, or for the corpus in the default results beside it (one
-    /// allocator build per variant serves every program).
+    /// measured: the directory's own, or those of the results it sits in (the corpus's are the
+    /// default results': one allocator build per variant serves every program).
     pub allocator_code: BTreeMap<String, u64>,
 }
 
@@ -416,20 +416,12 @@ fn offset_gaps(
         .collect()
 }
 
-/// Each variant's allocator code bytes from `code-size.csv` in `dir`, or, for the corpus, in the
-/// default results it sits in; empty where neither has one.
-fn allocator_code(dir: &Path) -> Result<BTreeMap<String, u64>> {
-    let beside = dir
-        .file_name()
-        .is_some_and(|n| n == crate::results::CORPUS_DIR)
-        .then(|| dir.parent().map(|p| p.join("code-size.csv")))
-        .flatten();
-    let Some(file) = std::iter::once(dir.join("code-size.csv"))
-        .chain(beside)
-        .find(|f| f.exists())
-    else {
+/// Each variant's allocator code bytes from `code-size.csv` in `dir`; empty where it has none.
+pub fn allocator_code(dir: &Path) -> Result<BTreeMap<String, u64>> {
+    let file = dir.join("code-size.csv");
+    if !file.exists() {
         return Ok(BTreeMap::new());
-    };
+    }
     let sizes: Vec<CodeSizeRow> = read_csv(&file)?;
     Ok(sizes
         .into_iter()

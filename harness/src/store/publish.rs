@@ -123,7 +123,13 @@ pub fn publish(
     real: &Path,
     given: Option<(String, Option<metadata::ProgramSource>)>,
 ) -> Result<Published> {
-    let inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
+    let mut inputs = Inputs::read_complete(dir, real == ws.results_dir())?;
+    // A result set inside another (the corpus in `results/`) has its allocator sizes there.
+    if inputs.allocator_code.is_empty() {
+        if let Some(outer) = real.parent().filter(|p| p.join("code-size.csv").exists()) {
+            inputs.allocator_code = crate::report::inputs::allocator_code(outer)?;
+        }
+    }
     let about = document::About::of(ws.root(), real, given);
     metadata::write_for(ws.root(), dir, &about.command, about.program.as_ref())?;
     let link = if real == ws.results_dir() {

@@ -12,6 +12,12 @@ fn root() -> PathBuf {
 
 /// Every Rust file the lab's own crates hold (not `target/`, not what the lab writes).
 fn sources() -> Vec<PathBuf> {
+    lab_files(|name| name.ends_with(".rs"))
+}
+
+/// Every file of the lab's own crates whose name `keep` accepts (not `target/`, not hidden
+/// directories), sorted.
+pub fn lab_files(keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs: Vec<PathBuf> = [
         "allocator",
@@ -32,13 +38,13 @@ fn sources() -> Vec<PathBuf> {
                 if name != "target" && !name.starts_with('.') {
                     dirs.push(path);
                 }
-            } else if name.ends_with(".rs") {
+            } else if keep(&name) {
                 out.push(path);
             }
         }
     }
     out.sort();
-    assert!(out.len() > 50, "found only {} sources", out.len());
+    assert!(out.len() > 50, "found only {} files", out.len());
     out
 }
 

@@ -145,32 +145,10 @@ fn anchors_are_the_ones_github_makes() {
 /// comments of the lab's Rust files (wrapped lines joined), string literals' lines, the
 /// justfile's and the Cargo manifests' comments. Each as (file, line, text).
 fn code_texts() -> Vec<(PathBuf, usize, String)> {
-    let root = root();
-    let mut files = vec![root.join("justfile")];
-    let mut dirs: Vec<PathBuf> = [
-        "allocator",
-        "variants",
-        "harness",
-        "replay",
-        "fuzz",
-        "contracts",
-    ]
-    .iter()
-    .map(|d| root.join(d))
-    .collect();
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if name != "target" && !name.starts_with('.') {
-                    dirs.push(path);
-                }
-            } else if name.ends_with(".rs") || name == "Cargo.toml" {
-                files.push(path);
-            }
-        }
-    }
+    let mut files = vec![root().join("justfile")];
+    files.extend(crate::codebase::lab_files(|name| {
+        name.ends_with(".rs") || name == "Cargo.toml"
+    }));
     files.sort();
     let mut out = Vec::new();
     for file in files {

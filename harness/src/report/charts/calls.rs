@@ -90,8 +90,8 @@ pub fn distribution(
         &root,
         path,
         &format!(
-            "{case}: fuel per allocator call (wasmtime): box p25–p75, bar median, \
-             whiskers p5–p95, dot p99, × max"
+            "{case}: fuel a call (wasmtime): box p25–p75, bar p50, whiskers p5–p95, \
+             dot p99, × max"
         ),
         per_variant.iter().map(|(v, _)| *v),
     )?;
