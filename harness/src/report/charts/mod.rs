@@ -481,7 +481,9 @@ fn header<'a, 'b>(
     let keys = key_layout(&variants, root.dim_in_pixel().0 as i32);
     let rows = keys.iter().map(|(_, _, r)| r + 1).max().unwrap_or(0);
     let (top, body) = root.split_vertically(TITLE + rows * ROW + 8);
-    top.draw(&Text::new(title.to_string(), (20, 12), (FONT, 22)))
+    // A long title (a long case name and a legend) is set smaller, so it fits the width.
+    let size = if title.chars().count() > 84 { 19 } else { 22 };
+    top.draw(&Text::new(title.to_string(), (20, 12), (FONT, size)))
         .map_err(draw_err(path))?;
     for (v, x, row) in keys {
         let y = TITLE + row * ROW;
