@@ -438,6 +438,26 @@ pub fn standing(inputs: &Inputs) -> Option<(String, layout::Standing)> {
     Some((lead.to_owned(), layout::standing(&summaries, lead, &cases)?))
 }
 
+/// What the cases of `st` are, for a label: the default cases, the corpus programs, or cases.
+pub fn set_name(st: &layout::Standing) -> &'static str {
+    let of = |id: &str| crate::run::scenario::CASES.iter().find(|c| c.id == id);
+    if st
+        .cases
+        .iter()
+        .all(|c| of(&c.case).is_some_and(|c| c.default))
+    {
+        "default cases"
+    } else if st
+        .cases
+        .iter()
+        .all(|c| of(&c.case).is_some_and(|c| c.corpus))
+    {
+        "corpus programs"
+    } else {
+        "cases"
+    }
+}
+
 /// The lab's design against shipping, case by case (`images/design.png` draws it).
 pub fn design(inputs: &Inputs) -> String {
     let mut out = String::new();
@@ -464,13 +484,14 @@ pub fn design(inputs: &Inputs) -> String {
     let _ = writeln!(out, "## The lab's design against shipping\n");
     let _ = writeln!(
         out,
-        "`{}` (the registry's `DESIGN`) on each of the {n} default cases, {lead} {unit} against \
+        "`{}` (the registry's `DESIGN`) on each of the {n} {}, {lead} {unit} against \
          `shipping` at the same heap layout over the sweep. Designed on {}; held out, only \
          confirmed on: {} (the split is in the case registry, `held_out`, decided before the \
          design was measured). Whether it is done is the design target's to say, over every \
          program and layout (\"The design target\", under the ship table). `images/design.png` \
          draws this table.\n",
         st.variant,
+        set_name(&st),
         names(false),
         names(true)
     );

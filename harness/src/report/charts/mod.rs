@@ -168,11 +168,12 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
             charts.push(Chart {
                 file: "design.png".into(),
                 caption: format!(
-                    "the lab's design (`{}`) against shipping on each of the {} default cases: \
+                    "the lab's design (`{}`) against shipping on each of the {} {}: \
                      median over the heap layouts (bar), lowest … highest (line), and the \
                      geometric mean of the medians ({backend} {})",
                     st.variant,
                     st.cases.len(),
+                    crate::report::verdicts::set_name(&st),
                     unit_of(&inputs.totals, &backend)
                 ),
                 kind: Kind::Design,

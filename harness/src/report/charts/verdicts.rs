@@ -435,8 +435,9 @@ pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
     let (top, body) = root.split_vertically(80);
     top.draw(&Text::new(
         format!(
-            "{} against shipping on the {cases} default cases ({backend} {unit}, median over the layouts)",
+            "{} against shipping on the {cases} {} ({backend} {unit}, median over the layouts)",
             st.variant,
+            crate::report::verdicts::set_name(&st),
         ),
         (14, 10),
         (FONT, 20),
