@@ -117,7 +117,7 @@ pub fn distribution(
         let counts: Vec<usize> = sets.iter().map(|(_, c)| c.len()).collect();
         let mut chart = ChartBuilder::on(panel)
             .caption(
-                format!("{op} ({} calls per variant)", counts_label(&counts)),
+                format!("{op}, {} calls each", counts_label(&counts)),
                 (FONT, 20),
             )
             .margin(12)
