@@ -213,7 +213,19 @@ impl Ship {
 
     /// Shipping's own spread, median over the programs.
     pub fn reference_spread_pct(&self) -> f64 {
-        let mut spreads: Vec<f64> = self.reference_spreads().iter().map(|s| s.1).collect();
+        let all: Vec<&str> = self.programs.iter().map(String::as_str).collect();
+        self.reference_spread_over(&all)
+    }
+
+    /// Shipping's own spread over the layouts, median over `programs` (the design target's
+    /// held-out set, or all of them).
+    pub fn reference_spread_over(&self, programs: &[&str]) -> f64 {
+        let mut spreads: Vec<f64> = self
+            .reference_spreads()
+            .into_iter()
+            .filter(|(p, _)| programs.contains(p))
+            .map(|s| s.1)
+            .collect();
         layout::median(&mut spreads)
     }
 

@@ -6,7 +6,7 @@
 //! the lab's design is done.
 
 use crate::analyse::layout;
-use crate::analyse::population::{spread_pct, Population};
+use crate::analyse::population::Population;
 use crate::analyse::ship::Ship;
 use galloc_variants::REFERENCE;
 
@@ -84,15 +84,6 @@ impl Target {
 }
 
 impl Ship {
-    /// Shipping's own spread over the layouts, median over `programs`.
-    pub fn reference_spread_over(&self, programs: &[&str]) -> f64 {
-        let mut spreads: Vec<f64> = programs
-            .iter()
-            .map(|p| spread_pct(self.sweep.of_variant(p, REFERENCE).values().copied()))
-            .collect();
-        layout::median(&mut spreads)
-    }
-
     /// Every variant the ship table judges against `target`, on all its programs and on those
     /// of `held_out` among them (the programs the design was not chosen on), in the ship
     /// table's order (lowest expected change first).
