@@ -12,7 +12,7 @@ _default:
 
 # The registry's variant ids, one per line (`--all`: reproductions too); fails, naming the registry, if it does not build or names none.
 _variants *flags:
-    @out=$(cargo run -q --locked -p galloc-variants --bin variants -- ids {{flags}}) || { echo "error: the variant registry (variants/src/lib.rs) did not build or run; see cargo's message above" >&2; exit 1; }; [ -n "$out" ] || { echo "error: the variant registry (variants/src/lib.rs) names no variant" >&2; exit 1; }; echo "$out"
+    @out=$(cargo run -q --locked -p galloc-variants --bin variants -- ids {{ if flags == "" { "" } else { quote(flags) } }}) || { echo "error: the variant registry (variants/src/lib.rs) did not build or run; see cargo's message above" >&2; exit 1; }; [ -n "$out" ] || { echo "error: the variant registry (variants/src/lib.rs) names no variant" >&2; exit 1; }; echo "$out"
 
 # Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), Debian's binaryen (wasm-opt, for Gear's post-processing), DejaVu fonts (chart labels), and g++ and flock for the fuzz target (libFuzzer is C++).
 setup:
@@ -23,19 +23,19 @@ setup:
     @command -v flock >/dev/null || just _apt util-linux
 
 _apt package:
-    @echo "installing Debian's {{package}}"
-    @$(command -v sudo || true) apt-get install -y -q {{package}} >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q {{package}} >/dev/null; }
+    @echo "installing Debian's {{quote(package)}}"
+    @$(command -v sudo || true) apt-get install -y -q {{quote(package)}} >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q {{quote(package)}} >/dev/null; }
 
 # Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter, gtest and, when LAB_NODE or LAB_NODE_BIN names one, a real node (results/, results/README.md, results/metadata.json, images/). Without a node it says so in one line and runs the rest. Runs whose builds did not change are reused from target/lab/cache.
 compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
 # Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and 4 of them on fuel: results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
 measure variants="all" cases="default" backends="gtest,wasmtime": setup
-    cargo run --locked -p galloc-lab --bin lab -- measure --backends {{backends}} --variants {{variants}} --cases {{cases}}
+    cargo run --locked -p galloc-lab --bin lab -- measure --backends {{quote(backends)}} --variants {{quote(variants)}} --cases {{quote(cases)}}
 
 # Measure the corpus (eight programs written as Gear authors write them, six on Sails: docs/cases.md, "The corpus") on every variant, both workloads, over the whole layout sweep: results/corpus/ (CSVs, README.md, images/); then re-render results/README.md, which opens with the ship verdict over the default cases and the corpus, and print it. Runs whose builds did not change are reused from target/lab/cache.
 corpus variants="all" backends="wasmtime,gtest": setup
-    cargo run --locked -p galloc-lab --bin lab -- measure --cases corpus --variants {{variants}} --backends {{backends}} --out results/corpus
+    cargo run --locked -p galloc-lab --bin lab -- measure --cases corpus --variants {{quote(variants)}} --backends {{quote(backends)}} --out results/corpus
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
@@ -47,19 +47,20 @@ pr4853: setup
 ship:
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
-# Measure another gstd program (its crate directory) with a scenario file, built once per variant without editing the crate; writes target/lab/programs/<scenario name>/ (README.md, CSVs, charts). Example: `just program contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
+# Measure another gstd program (its crate directory) with a scenario file, built once per variant without editing the crate; writes target/lab/programs/<package>-<path hash>/<scenario name>/ (README.md, CSVs, charts). Example: `just program contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
 program crate scenario variants="all" backends="wasmtime,gtest": setup
-    cargo run --locked -p galloc-lab --bin lab -- measure --program {{crate}} --scenario {{scenario}} --variants {{variants}} --backends {{backends}}
+    cargo run --locked -p galloc-lab --bin lab -- measure --program {{quote(crate)}} --scenario {{quote(scenario)}} --variants {{quote(variants)}} --backends {{quote(backends)}}
 
 # Which variant should a program use? Builds it per variant, runs the scenario over the heap layouts on gtest (gas) and prints one answer: the variant (or shipping: change nothing), its median and range vs shipping, and the Cargo line. Example: `just pick contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
 pick crate scenario variants="all": setup
-    cargo run --locked -p galloc-lab --bin lab -- pick {{crate}} {{scenario}} --variants {{variants}}
+    cargo run --locked -p galloc-lab --bin lab -- pick {{quote(crate)}} {{quote(scenario)}} --variants {{quote(variants)}}
 
 # The regression gate: measure into target/lab/check at the linker's layout (the sweep is for verdicts, not for the gate), then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
 check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": setup
+    @t={{quote(tolerance)}}; [[ "$t" =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]] || { echo "error: check: TOLERANCE '$t' is not a tolerance: give a percentage, 0 or more (0: any rise fails); nothing was measured" >&2; exit 1; }
     rm -rf target/lab/check
-    cargo run -q --locked -p galloc-lab --bin lab -- measure --quiet --layouts 1 --out target/lab/check --backends {{backends}} --variants {{variants}} --cases {{cases}}
-    cargo run -q --locked -p galloc-lab --bin lab -- check --tolerance-pct {{tolerance}}
+    cargo run -q --locked -p galloc-lab --bin lab -- measure --quiet --layouts 1 --out target/lab/check --backends {{quote(backends)}} --variants {{quote(variants)}} --cases {{quote(cases)}}
+    cargo run -q --locked -p galloc-lab --bin lab -- check --tolerance-pct {{quote(tolerance)}}
 
 # Accept a change in cost deliberately: regenerate results/ (the baseline), then commit it.
 bless variants="all" cases="default" backends="all": (compare variants cases backends)
@@ -70,12 +71,12 @@ gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 # Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page, every 4th on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): docs/verdicts.md, "Is the sweep enough?" has its table.
 sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends="wasmtime,gtest": setup
     rm -rf target/lab/sweep-check
-    cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{backends}} --variants shipping,{{variants}} --cases {{cases}}
+    cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{quote(backends)}} --variants {{quote("shipping," + variants)}} --cases {{quote(cases)}}
     cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
 
 # Where the heap starts (issue 50; results/heap-skip/README.md, docs/design.md "Where the heap starts"): each program's plain build with its heap base alone moved over one Gear page in 16 steps (statics in place) on gtest, each variant's spread over those beside its spread over the layout sweep (results/); and a page map per program (every page each message touches, by kind, for shipping and lab at lab's cheapest and dearest layout, on the wasmtime meter). Writes results/heap-skip/ (README.md, skips.csv, pages.csv.zst, images/), then re-renders both reports, whose case pages show the maps. Not in CI (about 5 min here once the sweep's builds exist).
 heap-skip cases="nft-stress,vft-stress,synthetic-map,synthetic-strings,dex,market,dao,game,nft,vesting" variants="shipping,lab": setup
-    cargo run --locked -p galloc-lab --bin lab -- heap-skip --cases {{cases}} --variants {{variants}}
+    cargo run --locked -p galloc-lab --bin lab -- heap-skip --cases {{quote(cases)}} --variants {{quote(variants)}}
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- report --results results/corpus
 
@@ -87,11 +88,13 @@ report:
 bench-compare variant="multi-buffers" fresh="no": setup
     #!/usr/bin/env bash
     set -euo pipefail
+    # The arguments as shell variables, quoted by just: a value is data, never shell.
+    fresh={{quote(fresh)}} variant={{quote(variant)}}
     # Seconds a command took; its output goes to target/lab/bench-compare.log, and a failure stops the benchmark.
     mkdir -p target/lab && : > target/lab/bench-compare.log
     t() { local s=$(date +%s%N); "$@" >>target/lab/bench-compare.log 2>&1 || { echo "failed: $* (see target/lab/bench-compare.log)" >&2; return 1; }; local ms=$(( ($(date +%s%N) - s) / 1000000 )); echo "$((ms / 1000)).$(( (ms % 1000) / 100 ))"; }
     rows='scenario,seconds'
-    if [ "{{fresh}}" = yes ]; then
+    if [ "$fresh" = yes ]; then
         clone=target/lab/fresh-clone
         rm -rf "$clone" && git clone -q . "$clone"
         echo "fresh clone of $(git rev-parse --short HEAD): just compare (the lab tree, then every build and run) ..."
@@ -113,17 +116,17 @@ bench-compare variant="multi-buffers" fresh="no": setup
     echo '// bench-compare: an edit that changes no Wasm byte' >> allocator/src/lib.rs
     touched=$(t just compare)
     cp target/lab/bench-lib.rs allocator/src/lib.rs && trap - EXIT
-    one=$(t bash -c "just sizes {{variant}} && cargo run -q --locked -p galloc-lab --bin lab -- measure --fresh --backends wasmtime,gtest --variants {{variant}} --quiet")
-    rows="$rows"$'\n'"warm compare,$warm"$'\n'"allocator edited (no Wasm byte changed): all variants rebuilt,$touched"$'\n'"one variant ({{variant}}) rebuilt and re-run,$one"
+    one=$(t bash -c 'just sizes "$1" && cargo run -q --locked -p galloc-lab --bin lab -- measure --fresh --backends wasmtime,gtest --variants "$1" --quiet' _ "$variant")
+    rows="$rows"$'\n'"warm compare,$warm"$'\n'"allocator edited (no Wasm byte changed): all variants rebuilt,$touched"$'\n'"one variant ($variant) rebuilt and re-run,$one"
     echo "$rows" | tee target/lab/bench-compare.csv
 
 # Benchmark: wall time of each scenario on gtest and on the wasmtime meter (plain builds; prints a table).
 bench-backends variants="all" cases="default": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- bench --variants {{variants}} --cases {{cases}}
+    cargo run -q --locked -p galloc-lab --bin lab -- bench --variants {{quote(variants)}} --cases {{quote(cases)}}
 
 # Rebuild every variant's allocator alone and rewrite results/code-size.csv.
 sizes variants="all": setup
-    cargo run --locked -p galloc-lab --bin lab -- sizes --variants {{variants}}
+    cargo run --locked -p galloc-lab --bin lab -- sizes --variants {{quote(variants)}}
 
 # Run all tests: unit tests, the stress suite and edge cases per variant, and the wasm builds.
 test: setup
@@ -165,7 +168,7 @@ linted := "RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY_
 
 # Replay the recorded traces (results/traces/, from `just compare`) against every variant, natively and in Wasm under fuel, checking every step: per-variant fuel against the recording, time, divergences; a fault is shrunk to a minimal trace in target/lab/replay/. `just replay all default FILE` replays that trace file instead.
 replay variants="all" cases="default" trace="": setup
-    cargo run -q --locked -p galloc-lab --bin lab -- replay --variants {{variants}} --cases {{cases}} {{ if trace != "" { "--trace " + trace } else { "" } }}
+    cargo run -q --locked -p galloc-lab --bin lab -- replay --variants {{quote(variants)}} --cases {{quote(cases)}} {{ if trace != "" { "--trace " + quote(trace) } else { "" } }}
 
 # Coverage-guided fuzzing (libFuzzer, on stable through sanitizer-coverage flags) of each variant with checked request sequences, SECONDS per variant; corpus in target/lab/fuzz/corpus/<variant>, findings in target/lab/fuzz/crashes/<variant>/ (fails on any). A finding kept in allocator/tests/regressions/ becomes a test for every variant.
 fuzz variants="all" seconds="600": setup
@@ -173,22 +176,29 @@ fuzz variants="all" seconds="600": setup
     set -euo pipefail
     # The registry is read before the fuzzing flags are set: built with them, its binary would
     # not link (the sanitizer's symbols are libFuzzer's).
-    vs="{{variants}}"; [ "$vs" = all ] && vs=$(just _variants)
+    # The arguments as shell variables, quoted by just: a value is data, never shell. Each
+    # variant must be one the registry names (it becomes a path and a cargo feature), and
+    # SECONDS a count (it reaches libFuzzer's flag and the arithmetic below).
+    vs={{quote(variants)}} seconds={{quote(seconds)}}
+    known=$(just _variants --all)
+    [ "$vs" = all ] && vs=$(just _variants)
+    for v in ${vs//,/ }; do grep -qxF -- "$v" <<<"$known" || { echo "error: fuzz: no variant '$v' in the registry (variants/src/lib.rs); \`just _variants --all\` lists them" >&2; exit 1; }; done
+    [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "error: fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 1; }
     export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
     host=$(rustc -vV | sed -n 's/^host: //p')
     for v in ${vs//,/ }; do
         mkdir -p "target/lab/fuzz/corpus/$v" "target/lab/fuzz/crashes/$v" target/lab/fuzz/bin
         # One target dir for all variants (libFuzzer's C++ is built once); the lock keeps a
         # parallel `just fuzz` from swapping the binary between build and copy.
-        flock target/lab/fuzz/build.lock bash -c "cargo build -q --locked --release --manifest-path fuzz/Cargo.toml --target $host --target-dir target/lab/fuzz --features galloc/$v && cp target/lab/fuzz/$host/release/requests target/lab/fuzz/bin/requests-$v"
+        flock target/lab/fuzz/build.lock bash -c 'cargo build -q --locked --release --manifest-path fuzz/Cargo.toml --target "$1" --target-dir target/lab/fuzz --features "galloc/$2" && cp "target/lab/fuzz/$1/release/requests" "target/lab/fuzz/bin/requests-$2"' _ "$host" "$v"
         log="target/lab/fuzz/$v.log"
-        if ! "target/lab/fuzz/bin/requests-$v" -max_total_time={{seconds}} -print_final_stats=1 \
+        if ! "target/lab/fuzz/bin/requests-$v" -max_total_time="$seconds" -print_final_stats=1 \
             -artifact_prefix="target/lab/fuzz/crashes/$v/" "target/lab/fuzz/corpus/$v" allocator/tests/regressions >"$log" 2>&1; then
             tail -30 "$log"; echo "fuzz: $v: a finding, kept in target/lab/fuzz/crashes/$v/ (copy it to allocator/tests/regressions/ once fixed)"; exit 1
         fi
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-        echo "fuzz: $v: {{seconds}} s, $runs runs ($((runs / {{seconds}})) a second), $cov, no finding"
+        echo "fuzz: $v: $seconds s, $runs runs ($((runs / seconds)) a second), $cov, no finding"
     done
 
 # Exactly what CI runs: `just lint`, `just test`, the gate and a short fuzz. The host crates and the node backend are linted as `just test` and the gate build them (`linted`), with clippy's lints and `-D warnings` on the same targets `just lint` checks (libraries, binaries, tests) and on each variant's tests besides: on a clean machine `cargo clippy` first checked the gtest, wasmtime and gclient trees once more (1,056 s; `.ci/run` from a clean clone went from 65 to 52 min).

@@ -74,6 +74,14 @@ fn main() -> std::process::ExitCode {
     }
     // Ctrl-C, `kill` or a closed terminal ends the builds the lab started, not only the lab.
     galloc_lab::build::process::end_builds_on_signals();
+    // A reader that stops reading (`lab verdict … | head`) ends the lab quietly, as it ends
+    // any other command-line tool, instead of `println!` panicking on the closed pipe. Rust
+    // ignores SIGPIPE by default.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default action has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -70,6 +70,9 @@ struct PageMap {
     budget: u32,
     alloc_calls: u64,
     free_calls: u64,
+    /// `free_range` calls refused, as Gear refuses them (a range outside the heap, or
+    /// inverted): pages the allocator thinks it gave back stay allocated.
+    refused_frees: u64,
 }
 
 struct Arena {
@@ -144,6 +147,7 @@ impl HostPages {
                 budget: u32::MAX,
                 alloc_calls: 0,
                 free_calls: 0,
+                refused_frees: 0,
             }),
         }))
     }
@@ -179,6 +183,13 @@ impl HostPages {
             longest = longest.max(run);
         }
         longest
+    }
+
+    /// `free_range` calls refused so far. The allocators ignore `free_range`'s answer on Wasm
+    /// (there is nothing to do with a refusal at run time but leak the range), so the tests
+    /// hold every allocator to making none ([`PageSource::free_range`]).
+    pub fn refused_frees(&self) -> u64 {
+        self.map().refused_frees
     }
 
     /// Calls of `alloc` and `free_range` so far.
@@ -256,6 +267,7 @@ unsafe impl PageSource for HostPages {
         let mut map = self.map();
         map.free_calls += 1;
         if first < self.0.config.static_pages || last >= self.0.config.max_pages || first > last {
+            map.refused_frees += 1;
             return false;
         }
         for page in first..=last {

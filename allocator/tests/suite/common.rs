@@ -288,6 +288,13 @@ pub fn drive(heap: &HostAlloc, ops: u64, seed: u64, mix: &Mix) -> Outcome {
     if mix.message_ops.is_some() {
         heap.trim();
     }
+    // Gear refuses a `free_range` outside the heap or inverted, and the allocators ignore its
+    // answer on Wasm: a refusal is their page arithmetic gone wrong, leaking the range.
+    let refused = heap.pages().map_or(0, |p| p.refused_frees());
+    assert_eq!(
+        refused, 0,
+        "{refused} free_range calls Gear would refuse (seed {seed})"
+    );
     Outcome {
         counts,
         peak_live_bytes: shadow.peak_live_bytes,

@@ -195,11 +195,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .map(PathBuf::from)
         .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .context("neither CARGO_HOME nor HOME is set")?;
-    let remap = [
-        format!("--remap-path-prefix={}=/lab", ws.root().display()),
-        format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
-    ]
-    .join(" ");
+    let remap = remap_flags(ws.root(), &cargo_home);
     let mut cmd = crate::build::workspace::cargo_command();
     cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
         .args(["--target", TARGET]);
@@ -271,9 +267,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         .arg("--")
         .args(builder_rustc_flags()?)
         .args(base_flags)
-        .env("RUSTFLAGS", remap)
+        .env("CARGO_ENCODED_RUSTFLAGS", remap)
         .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+        .env_remove("RUSTFLAGS");
     let stamp = match req.external {
         None => Some(Stamp::new(ws, req.package, &config, &cmd, &cargo_home)?),
         Some(_) => None,
@@ -320,10 +316,16 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             None => req.package.to_owned(),
             Some(program) => format!("{} ({})", req.package, program.manifest.display()),
         };
-        bail!(
-            "building {what} for variant `{config}` failed:\n{}{hint}",
-            stderr.trim_end()
-        );
+        let said = match stderr.trim_end() {
+            // Killed (its supervisor or cargo itself, by a signal from outside the lab): cargo
+            // printed nothing, and an empty "failed:" said less than the exit does.
+            "" => format!(
+                " cargo ended with {} and printed nothing (it was stopped from outside the lab?)",
+                out.status
+            ),
+            text => format!("\n{text}"),
+        };
+        bail!("building {what} for variant `{config}` failed:{said}{hint}");
     }
     let file = match req.external {
         None => format!("{}.wasm", req.package.replace('-', "_")),
@@ -333,8 +335,21 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     drop(lock);
+    super::toolchain::check_built_by(&bytes, &format!("{} ({config})", built.display()))?;
     collect(&dir, &raw, &bytes, stamp.as_ref())?;
     finish(req, config, dir, raw, bytes)
+}
+
+/// The flags every build's rustc gets through cargo: the lab's root and cargo's home remapped,
+/// so no path of this machine is in a program's bytes. As `CARGO_ENCODED_RUSTFLAGS` (flags
+/// separated by 0x1f): `RUSTFLAGS` is split on spaces, and a lab checked out at a path with a
+/// space gave rustc half a flag and built nothing.
+fn remap_flags(root: &Path, cargo_home: &Path) -> String {
+    [
+        format!("--remap-path-prefix={}=/lab", root.display()),
+        format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
+    ]
+    .join("\x1f")
 }
 
 /// Puts a build's `bytes` at `raw` in `dir` (untouched if they are already there) and records
@@ -541,6 +556,19 @@ fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each flag reaches rustc whole, a path with a space in it too.
+    #[test]
+    fn a_root_with_a_space_stays_one_flag() {
+        let flags = remap_flags(Path::new("/w/a lab"), Path::new("/h/my cargo"));
+        assert_eq!(
+            flags.split('\x1f').collect::<Vec<_>>(),
+            [
+                "--remap-path-prefix=/w/a lab=/lab",
+                "--remap-path-prefix=/h/my cargo=/cargo"
+            ]
+        );
+    }
 
     /// A module Gear would reject is named, with the way to a fresh build.
     #[test]

@@ -80,12 +80,13 @@ impl Program {
 
     /// The `Cargo.lock` cargo will write for this program (its workspace's).
     fn lock_file(&self) -> Result<PathBuf> {
-        let out = crate::build::workspace::cargo_command()
-            .args(["locate-project", "--workspace", "--message-format", "plain"])
-            .arg("--manifest-path")
-            .arg(&self.manifest)
-            .output()
-            .context("cannot run cargo locate-project")?;
+        let out = crate::build::process::output(
+            crate::build::workspace::cargo_command()
+                .args(["locate-project", "--workspace", "--message-format", "plain"])
+                .arg("--manifest-path")
+                .arg(&self.manifest),
+        )
+        .context("cannot run cargo locate-project")?;
         if !out.status.success() {
             bail!(
                 "cargo cannot read {}:\n{}",
@@ -95,6 +96,55 @@ impl Program {
         }
         let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         Ok(root.with_file_name("Cargo.lock"))
+    }
+
+    /// SHA-256 over the crate as a build reads it: every file under its directory (by path
+    /// and bytes; not `target/`, hidden entries, nor scenario files: `*.json` and the files in
+    /// `scenarios`, which are what the program is sent, not what it is) and its workspace's
+    /// `Cargo.lock`. The same
+    /// directory with other sources is another program: its results must not mix with the
+    /// earlier ones' ([`crate::results::metadata::ProgramSource`]). Read before anything is
+    /// built, so it cannot know which files the build reads: any other file counts.
+    pub fn sources_sha256(&self, scenarios: &[PathBuf]) -> Result<String> {
+        let scenarios: Vec<PathBuf> = scenarios
+            .iter()
+            .filter_map(|s| s.canonicalize().ok())
+            .collect();
+        let dir = self.manifest.parent().unwrap_or(Path::new("/"));
+        let mut files = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            let entries =
+                std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?;
+            for entry in entries {
+                let entry = entry.with_context(|| format!("cannot list {}", d.display()))?;
+                let name = entry.file_name();
+                let path = entry.path();
+                if name.to_string_lossy().starts_with('.') || (d == dir && name == "target") {
+                    continue;
+                }
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_none_or(|e| e != "json") && !scenarios.contains(&path)
+                {
+                    files.push(path);
+                }
+            }
+        }
+        files.push(self.lock_file()?);
+        files.sort();
+        let mut h = sha2::Sha256::new();
+        for file in files {
+            let bytes = match std::fs::read(&file) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+            };
+            h.update(file.as_os_str().as_encoded_bytes());
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(&bytes);
+        }
+        Ok(crate::results::hex(&h.finalize()))
     }
 
     /// The lock file cargo resolves this program's build against, under the lab's `target_dir`
@@ -150,17 +200,26 @@ pub fn lock_args(cmd: &mut std::process::Command, target_dir: &Path) -> Result<(
     Ok(())
 }
 
-/// The case a scenario file names: its file stem.
+/// The case a scenario file names: its file stem, which must be a name a case can have
+/// ([`crate::results::check_case`]).
 pub fn case_of(file: &Path) -> Result<&str> {
-    file.file_stem()
+    let case = file
+        .file_stem()
         .and_then(|s| s.to_str())
         .filter(|s| !s.is_empty())
-        .with_context(|| format!("{}: no file name to name the case", file.display()))
+        .with_context(|| format!("{}: no file name to name the case", file.display()))?;
+    crate::results::check_case(case, file)?;
+    Ok(case)
 }
 
-/// Where `lab measure --program` writes a case's results unless told (`--out`).
-pub fn default_out(ws: &Workspace, case: &str) -> PathBuf {
-    ws.root().join("target/lab/programs").join(case)
+/// Where `lab measure --program` (and `lab pick`) write a case's results unless told
+/// (`--out`): by program ([`Program::key`]: its package and the hash of its path) and case, so
+/// two programs with a `test.json` each never share a directory.
+pub fn default_out(ws: &Workspace, program: &Program, case: &str) -> PathBuf {
+    ws.root()
+        .join("target/lab/programs")
+        .join(&program.key)
+        .join(case)
 }
 
 fn read_toml(path: &Path) -> Result<toml::Table> {

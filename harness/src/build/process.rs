@@ -35,19 +35,64 @@ static GROUPS: [AtomicI32; 64] = [const { AtomicI32::new(0) }; 64];
 /// its own, which the lab kills if it is stopped by a signal and which kills itself if the lab
 /// dies of SIGKILL.
 pub fn output(cmd: &mut Command) -> std::io::Result<Output> {
+    run(cmd, true)
+}
+
+/// [`output`] with the command's output going where the lab's goes (as [`Command::status`]):
+/// for builds whose progress a person watches (`lab replay`'s native replayer, the node
+/// backend's `lab-node`).
+pub fn status(cmd: &mut Command) -> std::io::Result<ExitStatus> {
+    run(cmd, false).map(|out| out.status)
+}
+
+fn run(cmd: &mut Command, capture: bool) -> std::io::Result<Output> {
     let mut supervised = supervised(cmd);
     let run = supervised.as_mut().unwrap_or(cmd);
     group_dying_with_lab(run);
-    let child = run
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
+    if capture {
+        run.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+    }
+    let mut child = run.spawn()?;
     let slot = register(child.id());
-    let out = child.wait_with_output();
+    // Read while it runs (a full pipe would stop it), and apart from waiting for it: the pipes
+    // stay open as long as anything in its group holds them.
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = child.wait();
+    // The group outlives its leader: a supervisor killed on its own (not through the lab) left
+    // its cargo building, holding the target directory's lock. Whatever is left of the group
+    // ends with it (after a normal exit nothing is left, and the group cannot have been reused
+    // while anything of it was).
+    end_group(child.id());
     if let Some(slot) = slot {
         GROUPS[slot].store(0, Ordering::SeqCst);
     }
-    out
+    Ok(Output {
+        status: status?,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+/// Kills what is left of the process group led by `pid`.
+fn end_group(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: `kill` of a group id that is ours: the child led it ([`group_dying_with_lab`]).
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 /// `cmd` run by the `lab` executable as its supervisor: the same program, arguments,
@@ -241,6 +286,34 @@ mod tests {
             "the build runs in the test's own group: {text}"
         );
         assert!(GROUPS.iter().all(|g| g.load(Ordering::SeqCst) != group));
+    }
+
+    /// A build's leader killed on its own (as a supervisor can be, apart from the lab) leaves
+    /// nothing of its group running: the lab ends the rest, and is not held up waiting for it.
+    #[test]
+    fn what_a_killed_leader_leaves_in_its_group_is_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!("sleep 90 & echo $! > {}; kill -KILL $$", pid_file.display());
+        let started = std::time::Instant::now();
+        let out = output(Command::new("sh").args(["-c", &script])).unwrap();
+        assert_eq!(code_of(out.status), 128 + libc::SIGKILL);
+        assert!(started.elapsed().as_secs() < 45, "{:?}", started.elapsed());
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Reaped by init once killed; give it a moment.
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            // SAFETY: signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0;
+            !alive
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "))
+        });
+        assert!(gone, "the group's `sleep` ({pid}) outlived its leader");
     }
 
     #[test]

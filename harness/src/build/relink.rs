@@ -81,7 +81,7 @@ fn rust_lld() -> Result<&'static Path> {
     if let Some(lld) = LLD.get() {
         return Ok(lld);
     }
-    let out = Command::new("rustc")
+    let out = super::toolchain::command("rustc")
         .args(["--print", "sysroot"])
         .output()
         .context("cannot run rustc")?;
@@ -330,7 +330,7 @@ pub fn skip_object(ws: &crate::build::workspace::Workspace, bytes: u32) -> Resul
         ),
     )
     .with_context(|| format!("cannot write {}", source.display()))?;
-    let out = Command::new("rustc")
+    let out = super::toolchain::command("rustc")
         .current_dir(ws.root())
         .args([
             "--crate-type",

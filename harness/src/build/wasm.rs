@@ -121,6 +121,33 @@ pub fn exported_global(bytes: &[u8], name: &str) -> Result<Option<u32>> {
         .and_then(|i| globals.get(i as usize).copied().flatten()))
 }
 
+/// The `rustc` version (`1.95.0 (hash date)`) the module's `producers` custom section names as
+/// having processed it (`None` without that section or entry): what rustc writes into every
+/// module it links, before post-processing strips custom sections.
+pub fn producers_rustc(bytes: &[u8]) -> Result<Option<String>> {
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Payload::CustomSection(section) = payload? else {
+            continue;
+        };
+        let wasmparser::KnownCustom::Producers(reader) = section.as_known() else {
+            continue;
+        };
+        for field in reader {
+            let field = field?;
+            if field.name != "processed-by" {
+                continue;
+            }
+            for value in field.values {
+                let value = value?;
+                if value.name == "rustc" {
+                    return Ok(Some(value.version.to_owned()));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Where the linker placed the first byte of static data: the smallest offset of an active
 /// data segment (`None` without one).
 pub fn data_start(bytes: &[u8]) -> Result<Option<u32>> {

@@ -61,11 +61,11 @@ impl Workspace {
 /// a timed replayer would be timed unoptimised.
 const LINT_WRAPPER_ENV: [&str; 2] = ["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
 
-/// `cargo` as the lab runs it for its own builds (the one that runs the lab, if any), without
-/// the lint wrapper's environment ([`LINT_WRAPPER_ENV`]).
+/// `cargo` as the lab runs it for every build, its own and an author's: the pinned toolchain's
+/// ([`crate::build::toolchain::command`]), whichever cargo runs the lab and whatever toolchain
+/// the crate's directory names, without the lint wrapper's environment ([`LINT_WRAPPER_ENV`]).
 pub fn cargo_command() -> std::process::Command {
-    let mut cmd =
-        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let mut cmd = crate::build::toolchain::command("cargo");
     for var in LINT_WRAPPER_ENV {
         cmd.env_remove(var);
     }
@@ -84,6 +84,14 @@ mod tests {
             .filter(|(_, value)| value.is_none())
             .map(|(key, _)| key.to_str().expect("ASCII"))
             .collect();
-        assert_eq!(removed, ["CLIPPY_ARGS", "RUSTC_WORKSPACE_WRAPPER"]);
+        assert_eq!(removed, ["CLIPPY_ARGS", "RUSTC", "RUSTC_WORKSPACE_WRAPPER"]);
+        let toolchain = cmd
+            .get_envs()
+            .find(|(key, _)| *key == "RUSTUP_TOOLCHAIN")
+            .and_then(|(_, value)| value);
+        assert_eq!(
+            toolchain.and_then(|v| v.to_str()),
+            Some(crate::build::toolchain::pinned())
+        );
     }
 }

@@ -35,13 +35,21 @@ fn tolerance(text: &str) -> Result<f64, String> {
 
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let baseline_dir = args.baseline.unwrap_or_else(|| ws.results_dir());
+    let given = args.current.is_some();
     let current_dir = args
         .current
         .unwrap_or_else(|| ws.root().join("target/lab/check"));
     if !current_dir.is_dir() {
+        // `just check` measures into target/lab/check, so it is the fix only for that one.
         bail!(
-            "no results in {}: run `just check` (it measures there first)",
-            current_dir.display()
+            "no results in {}: {}",
+            current_dir.display(),
+            if given {
+                "give a directory `lab measure --out` wrote (the run to judge), e.g. \
+                 `lab measure --layouts 1 --out DIR`, then `lab check --current DIR`"
+            } else {
+                "run `just check` (it measures there first)"
+            }
         );
     }
     if !baseline_dir.is_dir() {

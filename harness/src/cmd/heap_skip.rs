@@ -51,7 +51,7 @@ pub struct Args {
     #[arg(long, default_value = "shipping,lab")]
     variants: String,
     /// Skips over one Gear page, 0 (the plain build) first, each a multiple of 16 bytes.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = super::count)]
     points: u32,
     /// Where the study is written (default: `results/heap-skip/`).
     #[arg(long)]

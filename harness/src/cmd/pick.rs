@@ -33,7 +33,8 @@ pub struct Args {
     /// Heap layouts to run each build at (docs/verdicts.md, "Verdicts across heap layouts").
     #[arg(long, default_value_t = plan::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
-    /// Where the measurement is written (default: `target/lab/programs/<scenario name>/`).
+    /// Where the measurement is written (default: `target/lab/programs/<package>-<path
+    /// hash>/<scenario name>/`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// No progress bar and no build log.
@@ -63,10 +64,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
     }
     let case = galloc_lab::build::external::case_of(&args.scenario)?.to_owned();
+    let program = galloc_lab::build::external::Program::at(&args.program)?;
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| galloc_lab::build::external::default_out(ws, &case));
+        .unwrap_or_else(|| galloc_lab::build::external::default_out(ws, &program, &case));
     // The same stages as `lab measure`: plan, build and run, write and render; then the rule
     // for one program over the rows written.
     let measuring = super::measure::Args::program(
@@ -81,7 +83,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let plan = super::measure::Plan::of(ws, &measuring)?;
     let cache = galloc_lab::run::cache::RunCache::new(ws.root().join("target/lab/cache"))?;
     let executed = super::measure::execute(ws, &measuring, &plan, &cache)?;
-    let source = super::measure::Source::of(&measuring, &plan.out, plan.external.as_ref())?;
+    let source = super::measure::Source::of(&measuring, &plan.out, plan.program.as_ref())?;
     super::measure::publish(ws, &measuring, &plan, &cache, executed, source)?;
 
     // Read as `measure` wrote it: no other command half way through writing there, every file

@@ -284,21 +284,22 @@ fn print_table(rows: &[Row]) {
 /// own target directory so variants do not rebuild each other.
 fn native_replayer(ws: &Workspace, v: &Variant) -> Result<PathBuf> {
     let target = ws.target_dir(&format!("native-{}", v.id));
-    let status = galloc_lab::build::workspace::cargo_command()
-        .current_dir(ws.root())
-        .args([
-            "build",
-            "-q",
-            "--locked",
-            "--release",
-            "-p",
-            "galloc-replay-native",
-        ])
-        .args(["--features", &format!("galloc/{}", v.feature)])
-        .arg("--target-dir")
-        .arg(&target)
-        .status()
-        .context("running cargo for the native replayer")?;
+    let status = galloc_lab::build::process::status(
+        galloc_lab::build::workspace::cargo_command()
+            .current_dir(ws.root())
+            .args([
+                "build",
+                "-q",
+                "--locked",
+                "--release",
+                "-p",
+                "galloc-replay-native",
+            ])
+            .args(["--features", &format!("galloc/{}", v.feature)])
+            .arg("--target-dir")
+            .arg(&target),
+    )
+    .context("running cargo for the native replayer")?;
     if !status.success() {
         bail!(
             "building the native replayer for {} failed (cargo's output above)",

@@ -73,15 +73,29 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     if rows == 0 {
         // The recipe writes `results/`; any other directory is measured into with `--out`.
-        let measure = if full {
-            format!("just compare {},{}", a.id, b.id)
-        } else {
-            format!(
+        use galloc_lab::results::metadata::quote;
+        // What the directory measures decides the command: the lab's cases, or the outside
+        // program and scenarios its metadata records.
+        let program = galloc_lab::results::metadata::read(&dir).and_then(|m| m.program);
+        let measure = match (full, program) {
+            (true, _) => format!("just compare {},{}", a.id, b.id),
+            (false, Some(p)) => format!(
+                "lab measure --program {}{} --variants {},{} --out {}",
+                quote(&p.crate_dir),
+                p.scenarios
+                    .values()
+                    .map(|s| format!(" --scenario {}", quote(s)))
+                    .collect::<String>(),
+                a.id,
+                b.id,
+                quote(&dir.display().to_string())
+            ),
+            (false, None) => format!(
                 "lab measure --variants {},{} --out {}",
                 a.id,
                 b.id,
-                dir.display()
-            )
+                quote(&dir.display().to_string())
+            ),
         };
         bail!(
             "{} holds no layout where both {} and {} ran; measure them (`{measure}`)",

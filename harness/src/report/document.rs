@@ -205,14 +205,20 @@ fn main_page(
     );
     match &about.program {
         Some(p) => {
+            let sent: Vec<String> = cases
+                .iter()
+                .map(|case| match p.scenario(case) {
+                    Some(file) => format!("the messages of `{file}` (the case `{case}`)"),
+                    None => format!("the case `{case}`"),
+                })
+                .collect();
             let _ = writeln!(
                 out,
-                "# {}: which allocator\n\nThe program in `{}`, sent the messages of `{}` (the \
-                 case `{}`), built once per allocator variant and measured against `shipping`.\n",
+                "# {}: which allocator\n\nThe program in `{}`, sent {}, built once per \
+                 allocator variant and measured against `shipping`.\n",
                 cases.join(", "),
                 p.crate_dir,
-                p.scenario,
-                cases.join(", ")
+                sent.join("; "),
             );
         }
         None => {
@@ -309,7 +315,10 @@ fn case_page(
         &about.program,
     ) {
         (Some(c), _) => c.summary.to_owned(),
-        (None, Some(p)) => format!("the program in `{}`, sent `{}`", p.crate_dir, p.scenario),
+        (None, Some(p)) => match p.scenario(case) {
+            Some(file) => format!("the program in `{}`, sent `{}`", p.crate_dir, file),
+            None => format!("the program in `{}`", p.crate_dir),
+        },
         (None, None) => "a case outside the lab's registry".to_owned(),
     };
     let _ = writeln!(out, "# {case}\n");

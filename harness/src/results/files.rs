@@ -297,9 +297,12 @@ fn regenerate_command(root: &Path) -> String {
     let recorded = crate::results::metadata::read(root).map(|m| m.regenerate_with);
     match crate::results::metadata::regenerated_by(lab.as_deref(), root, recorded.as_deref()) {
         Some(command) => format!("`{command}`"),
+        // No command recorded (no readable metadata): nothing says the lab wrote it, so no
+        // command of the lab's is named as the one that would write it again.
         None => format!(
-            "the `lab measure … --out {}` that wrote it (delete the directory first)",
-            root.display()
+            "no command the lab records ({} names none; the lab may not have written it): \
+             measure into a new or empty directory with `lab measure --out`",
+            root.join(crate::results::metadata::FILE).display()
         ),
     }
 }

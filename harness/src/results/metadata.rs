@@ -39,13 +39,38 @@ pub struct Metadata {
     pub program: Option<ProgramSource>,
 }
 
-/// A program outside the lab as its results record it.
+/// A program outside the lab as its results record it: which crate, in which state, and the
+/// scenario files it was sent. A results directory holds one program: every write into it
+/// compares this with the program it measures ([`ProgramSource::same_program`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProgramSource {
     /// The crate's directory (absolute).
     pub crate_dir: String,
-    /// The scenario file (absolute).
-    pub scenario: String,
+    /// SHA-256 over the crate's files and lock file as they were built
+    /// ([`crate::build::external::Program::sources_sha256`]): the same directory edited is
+    /// another program. Empty in files written before the lab recorded it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sources_sha256: String,
+    /// Each scenario file (absolute), by the case it names (its file stem): a directory may
+    /// hold several scenarios of its program, side by side.
+    #[serde(default)]
+    pub scenarios: BTreeMap<String, String>,
+}
+
+impl ProgramSource {
+    /// Whether `self` and `other` are one program: the same crate directory, and the same
+    /// sources where both record them.
+    pub fn same_program(&self, other: &ProgramSource) -> bool {
+        self.crate_dir == other.crate_dir
+            && (self.sources_sha256.is_empty()
+                || other.sources_sha256.is_empty()
+                || self.sources_sha256 == other.sources_sha256)
+    }
+
+    /// The scenario file of `case`, as recorded.
+    pub fn scenario(&self, case: &str) -> Option<&str> {
+        self.scenarios.get(case).map(String::as_str)
+    }
 }
 
 /// What regenerates the results in `dir` (as the filesystem has it) of the workspace at `root`:
@@ -81,4 +106,18 @@ pub fn lab_root(start: &Path) -> Option<PathBuf> {
             dir.join("variants/Cargo.toml").is_file() && dir.join("allocator/Cargo.toml").is_file()
         })
         .map(Path::to_path_buf)
+}
+
+/// `arg` as one shell word: as it is when it holds nothing a shell would read, else in single
+/// quotes (each `'` written `'\''`), so a command the report prints runs as printed.
+pub fn quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-,=:+@%".contains(c));
+    if plain {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
 }

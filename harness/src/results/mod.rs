@@ -9,11 +9,13 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+mod case_name;
 mod files;
 pub mod metadata;
 pub mod pages;
 pub mod trace;
 
+pub use case_name::check_case;
 pub use files::{
     hex, keep_compressed_in, merge, read_csv, remove_temps_of, restore_files_hint, restore_hint,
     temp_of, write_csv, write_file, ZSTD_LEVEL,

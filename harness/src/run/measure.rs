@@ -478,13 +478,16 @@ fn entry_points(
         Some(p) => format!("{package} ({})", p.manifest.display()),
         None => package.to_owned(),
     };
-    if info.function_exports.iter().any(|e| e == "state") {
+    // Any export of that name, a function or a static: Gear keeps both through its
+    // post-processing, and a static `state` was taken for a probe build's own export (and
+    // refused as "is the galloc patch in effect?").
+    if info.exports.iter().any(|e| e == "state") {
         bail!(
             "{who} exports `state` (a gmeta-era state query, in whatever form: `#[no_mangle] \
-             extern fn state()`, `extern \"C\"`, `export_name`): the lab reads its probe's \
-             records through Gear's `state` entry point, so the probe build cannot be made; \
-             measure a copy without that export (gstd 2.0 programs answer queries through \
-             `handle`)"
+             extern fn state()`, `extern \"C\"`, `export_name`, or a `#[no_mangle] static`): \
+             the lab reads its probe's records through Gear's `state` entry point, so the \
+             probe build cannot be made; measure a copy without that export (gstd 2.0 programs \
+             answer queries through `handle`)"
         );
     }
     let allowed = gear_core::code::ALLOWED_EXPORTS;
@@ -522,6 +525,7 @@ mod tests {
     fn exporting(names: &[&str]) -> WasmInfo {
         WasmInfo {
             function_exports: names.iter().map(|n| (*n).to_owned()).collect(),
+            exports: names.iter().map(|n| (*n).to_owned()).collect(),
             ..WasmInfo::default()
         }
     }
@@ -556,5 +560,15 @@ mod tests {
             assert!(err.starts_with(expect), "{err}");
             assert!(!err.contains('\n'), "one line: {err}");
         }
+        // A static named `state` is an export of that name too, not a function.
+        let mut with_static = exporting(&["init", "handle"]);
+        with_static.exports.push("state".into());
+        let err = entry_points("p", None, &with_static)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("p exports `state`") && err.contains("static"),
+            "{err}"
+        );
     }
 }

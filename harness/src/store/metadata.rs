@@ -44,8 +44,8 @@ pub fn write_for(
         date: String::new(),
         results_sha256: results_hash(dir)?,
         files: file_hashes(dir)?,
-        rustc: tool_version("rustc", "--version"),
-        toolchain: toolchain(root),
+        rustc: rustc(),
+        toolchain: crate::build::toolchain::pinned().to_owned(),
         wasm_opt: tool_version("wasm-opt", "--version"),
         crates: locked_versions(root)?,
         artifacts: artifacts(dir)?,
@@ -74,14 +74,85 @@ pub fn write_for(
     crate::results::write_file(&path, json.as_bytes())
 }
 
+/// A results directory that records another program than the one a command would write into
+/// it ([`check_program`]); its message is one line, naming both and what to do.
+#[derive(Debug)]
+pub struct OtherProgram {
+    dir: std::path::PathBuf,
+    /// What the directory holds, and what the command measures (`None`: the lab's own cases).
+    holds: Option<ProgramSource>,
+    measures: Option<ProgramSource>,
+}
+
+impl OtherProgram {
+    /// Whether it is the same crate, changed since (not another crate, nor the lab's cases).
+    pub fn same_crate(&self) -> bool {
+        matches!((&self.holds, &self.measures), (Some(h), Some(m)) if h.crate_dir == m.crate_dir)
+    }
+}
+
+impl std::fmt::Display for OtherProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = |p: &Option<ProgramSource>| match p {
+            Some(p) => format!("the program in {}", p.crate_dir),
+            None => "the lab's own cases".to_owned(),
+        };
+        let dir = self.dir.display();
+        if self.same_crate() {
+            write!(
+                f,
+                "{dir} holds results of {}, whose sources have changed since, and a results \
+                 directory holds one program, so its rows would mix two. Nothing was built: give \
+                 another --out, or remove {dir} to measure it afresh",
+                what(&self.holds)
+            )
+        } else {
+            write!(
+                f,
+                "{dir} holds results of {}, not of {}, and a results directory holds one \
+                 program. Nothing was built: give another --out",
+                what(&self.holds),
+                what(&self.measures)
+            )
+        }
+    }
+}
+
+impl std::error::Error for OtherProgram {}
+
+/// Checks that the results in `dir` (if any) are of `measures`: the outside program a command
+/// writes there, or the lab's own cases (`None`); the same program is the same crate directory
+/// with the same sources.
+pub fn check_program(
+    dir: &Path,
+    measures: Option<&ProgramSource>,
+) -> Result<(), Box<OtherProgram>> {
+    let Some(recorded) = read(dir) else {
+        return Ok(());
+    };
+    let same = match (&recorded.program, measures) {
+        (None, None) => true,
+        (Some(holds), Some(measures)) => holds.same_program(measures),
+        _ => false,
+    };
+    if same {
+        return Ok(());
+    }
+    Err(Box::new(OtherProgram {
+        dir: dir.to_path_buf(),
+        holds: recorded.program,
+        measures: measures.cloned(),
+    }))
+}
+
 /// What the file records beyond the results themselves (toolchain, `wasm-opt`, crate
 /// versions), as one string: part of what a run's files are made from.
 pub fn sources(root: &Path) -> Result<String> {
     Ok(format!(
         "{:?}",
         (
-            tool_version("rustc", "--version"),
-            toolchain(root),
+            rustc(),
+            crate::build::toolchain::pinned(),
             tool_version("wasm-opt", "--version"),
             locked_versions(root)?,
         )
@@ -220,17 +291,13 @@ fn tool_version(tool: &str, flag: &str) -> String {
         .unwrap_or_else(|| format!("{tool} not found"))
 }
 
-fn toolchain(root: &Path) -> String {
-    std::fs::read_to_string(root.join("rust-toolchain.toml"))
-        .ok()
-        .and_then(|t| t.parse::<toml::Table>().ok())
-        .and_then(|t| {
-            t.get("toolchain")?
-                .get("channel")?
-                .as_str()
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "unpinned".into())
+/// The compiler of every artifact the lab builds: the pinned toolchain's `rustc --version`,
+/// asked as the builds ask it ([`crate::build::toolchain`]), never the one the current
+/// directory would pick.
+fn rustc() -> String {
+    crate::build::toolchain::rustc()
+        .map(str::to_owned)
+        .unwrap_or_else(|_| "rustc not found".into())
 }
 
 /// The locked version of each crate in [`CRATES`] (all versions, if several are locked).
@@ -291,7 +358,8 @@ mod tests {
 
         let program = ProgramSource {
             crate_dir: "/p".into(),
-            scenario: "/p/s.json".into(),
+            sources_sha256: "ab".into(),
+            scenarios: [("s".to_owned(), "/p/s.json".to_owned())].into(),
         };
         write_for(
             &root,

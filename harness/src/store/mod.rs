@@ -1,11 +1,13 @@
 //! The results store: a results directory read whole and written all or nothing, under a
 //! lock, with every file's hash recorded and checked.
 //!
+//! - [`destination`]: where results may be written, and what may name a case, checked first.
 //! - [`lock`]: one writer per results directory; readers wait for it.
 //! - [`staging`]: a command's outputs reach the real directories all together or not at all.
 //! - [`metadata`]: `metadata.json` written, and every file held to its recorded hash.
 //! - [`publish`]: a result set's metadata, charts and report written from its rows, staged.
 
+pub mod destination;
 pub mod lock;
 pub mod metadata;
 pub mod publish;

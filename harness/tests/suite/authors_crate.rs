@@ -3,8 +3,9 @@
 //! several moments of a cold build (nothing built yet for it) and of a warm one (its
 //! dependencies built, a new variant), is byte for byte as it was after every interrupt and
 //! after the successful runs that follow; and no process of an interrupted build outlives the
-//! lab. Then the same crate given a gmeta-era `state` export is refused after its plain build,
-//! in one line naming the export, with nothing written.
+//! lab. The crate pins a toolchain of its own, and the lab builds it with the one it pins and
+//! records. Then the same crate given a gmeta-era `state` export is refused after its plain
+//! build, in one line naming the export, with nothing written.
 
 use crate::cli::examples_turn;
 use std::collections::BTreeMap;
@@ -41,8 +42,14 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-/// A copy of the guestbook example in a temporary directory, and its cargo target directory
-/// under the lab's `target/` (hundreds of MB), removed when the test ends, pass or fail.
+/// The toolchain the copy's author pins: one rustup has not installed (and, with
+/// `RUSTUP_AUTO_INSTALL=0` and no network, cannot), so a build that obeyed the crate's pin
+/// instead of the lab's would fail.
+const AUTHORS_TOOLCHAIN: &str = "[toolchain]\nchannel = \"1.70.0\"\n";
+
+/// A copy of the guestbook example in a temporary directory, pinned to another toolchain than
+/// the lab's ([`AUTHORS_TOOLCHAIN`]), and its cargo target directory under the lab's
+/// `target/` (hundreds of MB), removed when the test ends, pass or fail.
 struct Copy {
     dir: tempfile::TempDir,
     target: PathBuf,
@@ -57,6 +64,7 @@ impl Copy {
         for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs", "guestbook.json"] {
             std::fs::copy(example.join(file), dir.path().join(file)).unwrap();
         }
+        std::fs::write(dir.path().join("rust-toolchain.toml"), AUTHORS_TOOLCHAIN).unwrap();
         let key = galloc_lab::build::external::Program::at(dir.path())
             .unwrap()
             .key;
@@ -77,9 +85,13 @@ impl Drop for Copy {
 }
 
 /// `lab measure --program COPY` of `variants` on the fuel meter at the linker's layout alone,
-/// into `out`, its standard error read line by line into the receiver.
+/// into `out`, its standard error read line by line into the receiver. Run as a person runs
+/// `target/debug/lab` from a shell: without the toolchain `cargo test` was started with
+/// (`RUSTUP_TOOLCHAIN`, `CARGO`), so only the lab's own pin can keep the crate's away.
 fn measure(copy: &Copy, variants: &str, out: &Path) -> (Child, Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO")
         .args(["measure", "--program"])
         .arg(copy.path())
         .arg("--scenario")
@@ -277,6 +289,17 @@ fn check_report(copy: &Copy, results: &Path) {
         meta["program"]["crate_dir"],
         crate_dir.display().to_string()
     );
+    // Built by the lab's compiler, though the crate pins another, and recorded as such.
+    let pinned = galloc_lab::build::toolchain::pinned();
+    assert!(
+        meta["rustc"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("rustc {pinned} ")),
+        "{}",
+        meta["rustc"]
+    );
+    assert_eq!(meta["toolchain"], pinned);
     // Re-rendered by `lab report`, it says the same.
     let (ok, err) = crate::cli::lab(&["report", "--results", results.to_str().unwrap()]);
     assert!(ok, "{err}");

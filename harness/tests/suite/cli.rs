@@ -623,3 +623,26 @@ fn reproductions_and_candidates_each_go_to_their_own_command() {
     assert!(err.contains("--against gear-next: add shipping"), "{err}");
     assert!(!std::path::Path::new("/nonexistent").exists());
 }
+
+/// A reader that closes its end (`lab verdict … | true`) ends the lab as it ends any tool:
+/// by the closed pipe, with no panic.
+#[test]
+fn a_closed_stdout_ends_the_lab_without_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["verdict", "lab,shipping"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lab");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}: {err}",
+        out.status
+    );
+}

@@ -88,3 +88,25 @@ fn a_file_over_600_lines_says_why_in_its_first_comment() {
         long.len()
     );
 }
+
+/// Every cargo the lab starts runs under a supervisor in a group of its own (build/process.rs),
+/// so no build outlives the lab: each file's `cargo_command()`s are handed to
+/// `process::output` or `process::status`, never run with `Command`'s own `status()` or
+/// `output()` (as `lab replay`'s native replayer and the node backend's `lab-node` were).
+#[test]
+fn every_cargo_the_lab_starts_is_supervised() {
+    let src = root().join("harness/src");
+    for path in sources().into_iter().filter(|p| p.starts_with(&src)) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let started = code.matches("cargo_command()").count()
+            - usize::from(code.contains("pub fn cargo_command()"));
+        let supervised =
+            code.matches("process::output(").count() + code.matches("process::status(").count();
+        assert!(
+            started <= supervised,
+            "{}: {started} cargo commands, {supervised} run through build::process",
+            path.display()
+        );
+    }
+}

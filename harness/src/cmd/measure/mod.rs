@@ -84,9 +84,10 @@ pub struct Args {
     #[arg(long, requires = "scenario")]
     program: Option<std::path::PathBuf>,
     /// The messages for `--program`: JSON, or text lines of SCALE hex (docs/your-program.md, "Measuring
-    /// another program"). Its file stem names the case.
+    /// another program"). Its file stem names the case. Give it again for more scenarios of the
+    /// same program: each is a case of its own, in the same results.
     #[arg(long, requires = "program")]
-    scenario: Option<std::path::PathBuf>,
+    scenario: Vec<std::path::PathBuf>,
 }
 
 impl Args {
@@ -118,7 +119,7 @@ impl Args {
             layout_step: None,
             no_second_workload: false,
             program: Some(program.to_path_buf()),
-            scenario: Some(scenario.to_path_buf()),
+            scenario: vec![scenario.to_path_buf()],
         }
     }
 }
@@ -156,7 +157,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let plan = Plan::of(ws, &args)?;
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let executed = execute(ws, &args, &plan, &cache)?;
-    let source = Source::of(&args, &plan.out, plan.external.as_ref())?;
+    let source = Source::of(&args, &plan.out, plan.program.as_ref())?;
     publish(ws, &args, &plan, &cache, executed, source)
 }
 
@@ -284,7 +285,7 @@ pub(crate) fn publish(
         ws.root(),
         &dirs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
     );
-    let sending = Sending {
+    let mut sending = Sending {
         scenarios: &plan.scenarios,
         prints: &plan.prints,
         seconds: &plan.seconds,
@@ -317,6 +318,15 @@ pub(crate) fn publish(
     }
     drop(reading);
     let staged = galloc_lab::store::publish::Staged::begin(ws, out)?;
+    // Under the lock now: another command may have written the directory since the plan
+    // looked, so it is asked again whether the directory holds this program (unless this run
+    // replaces what is there), and the scenarios it records join this run's in its command.
+    if !plan.whole {
+        galloc_lab::store::metadata::check_program(&staged.dir, plan.program.as_ref())
+            .map_err(|e| staged.explain::<()>(Err(e.into())).unwrap_err())?;
+        let recorded = galloc_lab::store::metadata::read(&staged.dir).and_then(|m| m.program);
+        sending.source = sending.source.with_recorded(recorded.as_ref());
+    }
     written.forget()?;
     if plan.whole {
         // Only in the staged copy: the real files go only if everything succeeds.

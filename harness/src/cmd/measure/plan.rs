@@ -23,6 +23,9 @@ pub(crate) struct Plan {
     pub variants: Vec<&'static Variant>,
     /// The program measured, when it is not one of the lab's cases (`--program`).
     pub external: Option<Program>,
+    /// That program as its results record it (its crate, sources and this run's scenario
+    /// files): what the results directory must already hold, if anything.
+    pub program: Option<galloc_lab::store::metadata::ProgramSource>,
     /// Each case's scenario, and its second workload where it has one.
     pub scenarios: Vec<Scenario>,
     pub seconds: Vec<Option<(scenario::Workload, Scenario)>>,
@@ -56,10 +59,10 @@ impl Plan {
         let (cases, variants) = args.selection.resolve()?;
         let backends = backends(ws, args)?;
         super::check_extra_features(args)?;
-        let (external, scenarios) = scenarios(args, &cases)?;
+        let (external, scenarios, program) = scenarios(args, &cases)?;
         // Each case's second workload, where it has one (the lab's own cases).
         let seconds: Vec<Option<(scenario::Workload, Scenario)>> = match &external {
-            Some(_) => vec![None],
+            Some(_) => vec![None; scenarios.len()],
             None if args.no_second_workload => vec![None; cases.len()],
             None => cases
                 .iter()
@@ -68,9 +71,18 @@ impl Plan {
         };
         let out = match (&args.out, &external) {
             (Some(out), _) => out.clone(),
-            (None, Some(_)) => galloc_lab::build::external::default_out(ws, scenarios[0].case),
+            (None, Some(_)) if scenarios.len() > 1 => bail!(
+                "{} scenarios of one program go into one results directory, which the lab does                  not choose: add --out DIR",
+                scenarios.len()
+            ),
+            (None, Some(p)) => galloc_lab::build::external::default_out(ws, p, scenarios[0].case),
             (None, None) => ws.results_dir(),
         };
+        galloc_lab::store::destination::check(
+            ws,
+            &out,
+            if args.out.is_some() { "--out" } else { "" },
+        )?;
         let to_results = std::path::absolute(&out).ok() == Some(ws.results_dir());
         let offsets = offsets(args, to_results)?;
 
@@ -90,12 +102,27 @@ impl Plan {
                 }
             }
         }
-        let whole = to_results
+        let mut whole = to_results
             && external.is_none()
             && args.allocator_features.is_empty()
             && galloc_lab::report::inputs::full_set()
                 .iter()
                 .all(|m| run_set.contains(m));
+
+        // A results directory holds one program. The directory the lab chose for a program
+        // (`--out` not given) holding an earlier state of it is the lab's to replace: its rows
+        // would mix two programs. Any other mismatch is refused, naming both.
+        if let Err(mismatch) = galloc_lab::store::metadata::check_program(&out, program.as_ref()) {
+            if args.out.is_some() || !mismatch.same_crate() {
+                return Err(mismatch.into());
+            }
+            eprintln!(
+                "{}: the program changed since its results there were measured, so they are \
+                 replaced, not added to",
+                out.display()
+            );
+            whole = true;
+        }
 
         // The results this run adds to must be whole and readable now, not after minutes of
         // building and running: they are merged with its rows at the end.
@@ -175,6 +202,7 @@ impl Plan {
             backends,
             variants,
             external,
+            program,
             scenarios,
             seconds,
             prints,
@@ -236,29 +264,57 @@ fn backends(ws: &Workspace, args: &Args) -> Result<Vec<BackendKind>> {
     Ok(backends)
 }
 
-/// The program measured when it is not one of the lab's cases, and the scenarios: the cases'
-/// own, or the `--scenario` file's.
+/// The program measured when it is not one of the lab's cases, the scenarios (the cases' own,
+/// or each `--scenario` file's), and the program as its results record it.
+#[allow(clippy::type_complexity)]
 fn scenarios(
     args: &Args,
     cases: &[&'static scenario::Case],
-) -> Result<(Option<Program>, Vec<Scenario>)> {
-    let (Some(program), Some(file)) = (&args.program, &args.scenario) else {
-        return Ok((None, cases.iter().map(|c| (c.make)()).collect()));
+) -> Result<(
+    Option<Program>,
+    Vec<Scenario>,
+    Option<galloc_lab::store::metadata::ProgramSource>,
+)> {
+    let Some(program) = &args.program else {
+        return Ok((None, cases.iter().map(|c| (c.make)()).collect(), None));
     };
     if args.selection.cases != "default" {
         bail!("--cases selects the lab's own cases; with --program the scenario file is the case");
     }
     let program = Program::at(program)?;
-    let case = galloc_lab::build::external::case_of(file)?;
-    if scenario::CASES.iter().any(|c| c.id == case) {
-        bail!(
-            "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
-            file.display()
-        );
+    let mut scenarios = Vec::new();
+    let mut files = BTreeMap::new();
+    for file in &args.scenario {
+        let case = galloc_lab::build::external::case_of(file)?;
+        if scenario::CASES.iter().any(|c| c.id == case) {
+            bail!(
+                "scenario file {}: `{case}` is one of the lab's own cases; rename the file",
+                file.display()
+            );
+        }
+        let abs = std::path::absolute(file)
+            .with_context(|| format!("{}: cannot resolve", file.display()))?;
+        if let Some(other) = files.insert(case.to_owned(), abs.display().to_string()) {
+            bail!(
+                "scenario files {other} and {} both name the case `{case}` (a case is its file's \
+                 name): rename one",
+                file.display()
+            );
+        }
+        let case: &'static str = Box::leak(case.to_owned().into_boxed_str());
+        scenarios.push(Scenario::read(file, case, &program)?);
     }
-    let case: &'static str = Box::leak(case.to_owned().into_boxed_str());
-    let s = Scenario::read(file, case, &program)?;
-    Ok((Some(program), vec![s]))
+    let source = galloc_lab::store::metadata::ProgramSource {
+        crate_dir: program
+            .manifest
+            .parent()
+            .unwrap_or(&program.manifest)
+            .display()
+            .to_string(),
+        sources_sha256: program.sources_sha256(&args.scenario)?,
+        scenarios: files,
+    };
+    Ok((Some(program), scenarios, Some(source)))
 }
 
 /// The sweep's offsets: a `--layout-step` grid, or `--layouts` points; `results/` (`to_results`)
@@ -296,14 +352,6 @@ fn offsets(args: &Args, to_results: bool) -> Result<Vec<u32>> {
 /// commit fail after the whole run, leaving a journal that could never be applied). Returns
 /// whether it holds files.
 fn check_out(ws: &Workspace, out: &Path) -> Result<bool> {
-    if out.exists() && !out.is_dir() {
-        bail!(
-            "--out {}: this is a file, not a directory; the lab writes a directory of results \
-             (CSVs, README.md, images/). Nothing was built: give a new or empty directory, or \
-             one a `lab measure --out` wrote",
-            out.display()
-        );
-    }
     if !std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
         return Ok(false);
     }

@@ -3,7 +3,7 @@
 
 use super::Args;
 use anyhow::{Context, Result};
-use galloc_lab::build::external::Program;
+use galloc_lab::results::metadata::quote;
 use galloc_lab::results::MeasuredRow;
 use galloc_lab::run::backend::BackendKind;
 use galloc_lab::run::scenario;
@@ -22,23 +22,18 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn of(args: &Args, out: &Path, external: Option<&Program>) -> Result<Source> {
+    pub fn of(
+        args: &Args,
+        out: &Path,
+        program: Option<&galloc_lab::store::metadata::ProgramSource>,
+    ) -> Result<Source> {
         let abs = |p: &Path| -> Result<String> {
             Ok(std::path::absolute(p)
                 .with_context(|| format!("{}: cannot resolve", p.display()))?
                 .display()
                 .to_string())
         };
-        let program = match (external, &args.scenario) {
-            (Some(program), Some(scenario)) => Some(galloc_lab::store::metadata::ProgramSource {
-                crate_dir: program
-                    .manifest
-                    .parent()
-                    .map_or_else(|| abs(&program.manifest), abs)?,
-                scenario: abs(scenario)?,
-            }),
-            _ => None,
-        };
+        let program = program.cloned();
         let mut options = String::new();
         match args.layout_step {
             Some(step) => options.push_str(&format!(" --layout-step {step}")),
@@ -88,7 +83,16 @@ impl Source {
             r.backend.as_str()
         });
         let what = match &self.program {
-            Some(p) => format!("--program {} --scenario {}", p.crate_dir, p.scenario),
+            Some(p) => {
+                let mut what = format!("--program {}", quote(&p.crate_dir));
+                // Every scenario the directory holds a case of, as the manifest lists them.
+                for (case, file) in &p.scenarios {
+                    if manifest.iter().any(|r| r.case == *case) {
+                        what.push_str(&format!(" --scenario {}", quote(file)));
+                    }
+                }
+                what
+            }
             None => format!(
                 "--cases {}",
                 listed(scenario::CASES.iter().map(|c| c.id).collect(), &|r| r
@@ -98,7 +102,24 @@ impl Source {
         };
         format!(
             "lab measure {what} --variants {variants} --backends {backends}{} --out {}",
-            self.options, self.out
+            self.options,
+            quote(&self.out)
         )
+    }
+
+    /// This run's source with the scenarios the directory's metadata records (`recorded`) for
+    /// cases this run did not send: the directory holds them all, so its command names them all.
+    pub fn with_recorded(
+        mut self,
+        recorded: Option<&galloc_lab::store::metadata::ProgramSource>,
+    ) -> Source {
+        if let (Some(p), Some(r)) = (&mut self.program, recorded) {
+            for (case, file) in &r.scenarios {
+                p.scenarios
+                    .entry(case.clone())
+                    .or_insert_with(|| file.clone());
+            }
+        }
+        self
     }
 }

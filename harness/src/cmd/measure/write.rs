@@ -287,7 +287,7 @@ fn write_artifacts(dir: &Path, builds: &BTreeMap<(&str, &str), Builds>) -> Resul
     let mut rows = merge(&path, rows, |r: &ArtifactRow| {
         (
             r.package.clone(),
-            key("", &r.variant).1,
+            key("", &r.variant),
             build_index(&r.build),
             r.layout_offset,
         )
@@ -373,7 +373,7 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
         }
     }
     let path = dir.join("agreement.csv");
-    let rows = merge(&path, rows, |r: &AgreementRow| key(&r.case, "").0)?;
+    let rows = merge(&path, rows, |r: &AgreementRow| key(&r.case, ""))?;
     write_csv(&path, &rows)
 }
 
@@ -421,29 +421,42 @@ fn pages_of(m: &MessageRow) -> galloc_lab::run::backend::PageCounts {
     }
 }
 
-/// The package a stored row's case runs: from this run's scenarios, else the lab's own cases.
+/// The package a stored row's case runs: from this run's scenarios, else the lab's own cases,
+/// else (a case the registry does not know, so another scenario of the outside program the
+/// directory holds: a results directory holds one program) this run's outside program's.
 fn package_of(case: &str, runs: &[(&Scenario, &CaseMeasurement)]) -> Option<&'static str> {
     if let Some((s, _)) = runs.iter().find(|(s, _)| s.case == case) {
         return Some(s.package);
     }
-    scenario::CASES
-        .iter()
-        .find(|c| c.id == case)
-        .map(|c| (c.make)().package)
+    let own = |id: &str| scenario::CASES.iter().find(|c| c.id == id);
+    match own(case) {
+        Some(c) => Some((c.make)().package),
+        None => runs
+            .iter()
+            .find(|(s, _)| own(s.case).is_none())
+            .map(|(s, _)| s.package),
+    }
 }
 
-/// Sort key of a row: the case's and the variant's registry positions.
-fn key(case: &str, variant: &str) -> (usize, usize) {
-    let case = scenario::CASES
+/// A row's key, by which the merges replace rows and sort them: the case's and the variant's
+/// registry positions, then their names. A case the registry does not know (an outside
+/// program's scenario) sorts after the lab's own by its name: keyed by position alone, every
+/// such case shared one key, and a second scenario written into a directory replaced the
+/// first's rows.
+fn key(case: &str, variant: &str) -> RowKey {
+    let case_at = scenario::CASES
         .iter()
         .position(|c| c.id == case)
         .unwrap_or(usize::MAX);
-    let variant = galloc_variants::VARIANTS
+    let variant_at = galloc_variants::VARIANTS
         .iter()
         .position(|v| v.id == variant)
         .unwrap_or(usize::MAX);
-    (case, variant)
+    (case_at, case.to_owned(), variant_at, variant.to_owned())
 }
+
+/// See [`key`].
+type RowKey = (usize, String, usize, String);
 
 fn op_index(op: &str) -> usize {
     galloc::probe::Op::ALL

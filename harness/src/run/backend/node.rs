@@ -62,13 +62,14 @@ fn binary(config: &Config) -> Result<&Path> {
     let manifest = config.root.join("harness/node/Cargo.toml");
     let target = config.root.join("target/lab/node");
     eprintln!("node: building lab-node (gclient 1.10; a few minutes the first time)");
-    let status = crate::build::workspace::cargo_command()
-        .args(["build", "-q", "--locked", "--manifest-path"])
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(&target)
-        .status()
-        .with_context(|| format!("running cargo build for {}", manifest.display()))?;
+    let status = crate::build::process::status(
+        crate::build::workspace::cargo_command()
+            .args(["build", "-q", "--locked", "--manifest-path"])
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(&target),
+    )
+    .with_context(|| format!("running cargo build for {}", manifest.display()))?;
     if !status.success() {
         bail!(
             "building the node backend ({}) failed: see cargo's output above",

@@ -1,0 +1,230 @@
+//! Where a command may write results, and what it may call a case: checked before anything is
+//! built, since otherwise only the commit at the end of a run finds out (after every build and
+//! run, past the point where its journal can no longer be applied).
+//!
+//! A results directory must be one the lab can create and write, outside its own state
+//! (`target/lab/` itself, its staging, locks, caches and records, cargo's target directories),
+//! at a path the commit's journal can hold. (What may name a case is the results model's:
+//! [`crate::results::check_case`].)
+
+use crate::build::workspace::Workspace;
+use anyhow::{bail, Context, Result};
+use std::path::{Component, Path, PathBuf};
+
+/// The directories under `target/lab/` that are the lab's own machinery, never results.
+const STATE: [&str; 11] = [
+    "cache",
+    "compressed",
+    "fuzz",
+    "galloc",
+    "locks",
+    "node",
+    "skip",
+    "stage",
+    "stamps",
+    "written",
+    "bench",
+];
+
+/// Checks that results can be written to `out`: a path the journal can hold, not inside the
+/// lab's own state, a directory (or none yet, under a directory the lab can create it in), not
+/// a dangling symbolic link. `flag` names the argument in the message (`--out`), or is empty
+/// when the lab chose the directory. Writes nothing: whether a directory can be made is tried
+/// with a temporary one, removed at once.
+pub fn check(ws: &Workspace, out: &Path, flag: &str) -> Result<()> {
+    let named = if flag.is_empty() {
+        out.display().to_string()
+    } else {
+        format!("{flag} {}", out.display())
+    };
+    let refuse = |why: String| -> Result<()> {
+        bail!("{named}: {why}. Nothing was built: give another directory")
+    };
+    let text = out.to_str().filter(|s| !s.contains(['\n', '\t', '\r']));
+    if text.is_none() {
+        return refuse(
+            "the path is not UTF-8 or holds a tab or a line break, which the commit's journal \
+             cannot hold"
+                .into(),
+        );
+    }
+    let abs = resolved(out)?;
+    let lab = resolved(&ws.root().join("target/lab"))?;
+    let target = resolved(&ws.root().join("target"))?;
+    if lab.starts_with(&abs) {
+        return refuse(format!(
+            "it holds the lab's own state ({}: staging, locks, caches)",
+            lab.display()
+        ));
+    }
+    if let Ok(rel) = abs.strip_prefix(&lab) {
+        if let Some(Component::Normal(first)) = rel.components().next() {
+            if STATE.iter().any(|s| first == *s) {
+                return refuse(format!(
+                    "it is inside the lab's own state ({})",
+                    lab.join(first).display()
+                ));
+            }
+        }
+    } else if abs.starts_with(&target) {
+        return refuse(format!(
+            "it is inside cargo's target directory ({}), which builds rewrite; under {} is fine",
+            target.display(),
+            lab.join("programs").display()
+        ));
+    }
+    match std::fs::symlink_metadata(out) {
+        Ok(meta) if meta.file_type().is_symlink() && !out.exists() => {
+            return refuse(format!(
+                "a symbolic link to {}, which does not exist",
+                std::fs::read_link(out)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| "nothing readable".into())
+            ))
+        }
+        Ok(_) if out.is_dir() => return writable(&abs, &named),
+        Ok(_) => {
+            return refuse(
+                "this is a file, not a directory; the lab writes a directory of results (CSVs, \
+                 README.md, images/)"
+                    .into(),
+            )
+        }
+        Err(_) => {}
+    }
+    // Not there yet: the nearest ancestor that is must be a directory the lab can create the
+    // rest in.
+    let mut ancestor = abs.as_path();
+    while !ancestor.exists() {
+        ancestor = match ancestor.parent() {
+            Some(p) => p,
+            None => return refuse("no part of the path exists".into()),
+        };
+    }
+    if !ancestor.is_dir() {
+        return refuse(format!(
+            "{} is a file, so no directory can be made under it",
+            ancestor.display()
+        ));
+    }
+    writable(ancestor, &named)
+}
+
+/// Whether a directory can be made in `dir` (the real test: permissions, a read-only or
+/// virtual filesystem like `/proc`), by making one and removing it.
+fn writable(dir: &Path, named: &str) -> Result<()> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let probe = dir.join(format!(".lab-probe-{}-{nanos}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => std::fs::remove_dir(&probe)
+            .with_context(|| format!("cannot remove the probe directory {}", probe.display())),
+        Err(e) => bail!(
+            "{named}: the lab cannot write in {} ({e}). Nothing was built: give a directory you \
+             can write",
+            dir.display()
+        ),
+    }
+}
+
+/// `path` absolute, with symbolic links of its existing part resolved and `..` taken away, so
+/// that two spellings of one place compare equal.
+fn resolved(path: &Path) -> Result<PathBuf> {
+    let abs =
+        std::path::absolute(path).with_context(|| format!("{}: cannot resolve", path.display()))?;
+    let mut existing = abs.as_path();
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                match *part {
+                    p if p == ".." => {
+                        out.pop();
+                    }
+                    p if p == "." => {}
+                    p => out.push(p),
+                }
+            }
+            return Ok(out);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            (Some(parent), None) => {
+                // Ends in `..`: keep it to apply once the prefix is resolved.
+                rest.push(std::ffi::OsStr::new(".."));
+                existing = parent;
+            }
+            (None, _) => return Ok(abs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws() -> Workspace {
+        Workspace::find(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    #[test]
+    fn results_cannot_go_where_they_cannot_be_made_or_into_the_lab_s_state() {
+        let ws = ws();
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let dangling = tmp.path().join("dangling");
+        std::os::unix::fs::symlink(tmp.path().join("missing"), &dangling).unwrap();
+        let cases: [(PathBuf, &str); 8] = [
+            (
+                file.join("out"),
+                "is a file, so no directory can be made under it",
+            ),
+            (file.clone(), "this is a file, not a directory"),
+            (dangling.clone(), "a symbolic link to"),
+            (
+                PathBuf::from("/proc/lab-results"),
+                "the lab cannot write in /proc",
+            ),
+            (ws.root().join("target/lab"), "it holds the lab's own state"),
+            (ws.root().join("target"), "it holds the lab's own state"),
+            (
+                ws.root().join("target/lab/stage/x"),
+                "inside the lab's own state",
+            ),
+            (
+                ws.root().join("target/variants/x"),
+                "inside cargo's target directory",
+            ),
+        ];
+        for (out, why) in cases {
+            let err = format!("{:#}", check(&ws, &out, "--out").unwrap_err());
+            assert!(err.contains(why), "{}: {err}", out.display());
+            assert!(err.starts_with("--out "), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        // `..` that climbs into the lab's state is seen through.
+        let sneaky = ws.root().join("target/lab/programs/../stage");
+        assert!(check(&ws, &sneaky, "--out").is_err());
+        // New directories, nested, and an existing empty one are fine; nothing is left behind.
+        for ok in [
+            tmp.path().join("new/deeper"),
+            tmp.path().to_path_buf(),
+            ws.root().join("target/lab/programs/x"),
+        ] {
+            check(&ws, &ok, "--out").unwrap();
+        }
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        let err = check(&ws, Path::new("/tmp/a\tb"), "--out").unwrap_err();
+        assert!(err.to_string().contains("journal"), "{err}");
+    }
+}

@@ -1,0 +1,277 @@
+//! A results directory holds one program, and every case of it: two scenarios of a program
+//! written into one `--out` live side by side (the second never deletes the first's rows, nor
+//! leaves its messages beside another's), another program is refused in one line before
+//! anything is built, and so are a directory the lab cannot write and a scenario name no case
+//! can have.
+//!
+//! Measures the guestbook example (as `cli::an_outside_program_…` does, so its builds are
+//! shared) on the fuel meter at the linker's layout alone.
+
+use crate::cli::{examples_turn, lab};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn guestbook() -> PathBuf {
+    root().join("contracts/examples/guestbook")
+}
+
+/// `lab measure --quiet --program PROGRAM [--scenario S]... --variants shipping --backends
+/// wasmtime --layouts 1 --out OUT`: whether it succeeded, and its standard error.
+fn measure(program: &Path, scenarios: &[&Path], out: &Path) -> (bool, String) {
+    let mut args: Vec<String> = vec!["measure".into(), "--quiet".into(), "--program".into()];
+    args.push(program.display().to_string());
+    for s in scenarios {
+        args.push("--scenario".into());
+        args.push(s.display().to_string());
+    }
+    for a in [
+        "--variants",
+        "shipping",
+        "--backends",
+        "wasmtime",
+        "--layouts",
+        "1",
+        "--out",
+    ] {
+        args.push(a.into());
+    }
+    args.push(out.display().to_string());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    lab(&args)
+}
+
+/// The guestbook scenario cut to its first `messages` messages, as `dir/name.json`.
+fn shorter_scenario(dir: &Path, name: &str, messages: usize) -> PathBuf {
+    let text = std::fs::read_to_string(guestbook().join("guestbook.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["messages"].as_array_mut().unwrap().truncate(messages);
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    path
+}
+
+/// The distinct values of `column` in the CSV `path` (zstd-compressed when it ends `.zst`).
+fn column(path: &Path, column: &str) -> Vec<String> {
+    let mut bytes = std::fs::read(path).unwrap();
+    if path.extension().is_some_and(|e| e == "zst") {
+        bytes = zstd::decode_all(&bytes[..]).unwrap();
+    }
+    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    let at = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == column)
+        .unwrap_or_else(|| panic!("no column {column} in {}", path.display()));
+    let mut values: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[at].to_owned())
+        .collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
+/// Every file under `dir` and its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    galloc_lab::store::staging::files(dir)
+        .unwrap()
+        .into_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(dir.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused() {
+    let _turn = examples_turn();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("results");
+    let gb = shorter_scenario(scratch.path(), "gb", 9);
+    let gb2 = shorter_scenario(scratch.path(), "gb2", 5);
+
+    let (ok, err) = measure(&guestbook(), &[&gb], &out);
+    assert!(ok, "{err}");
+    let (ok, err) = measure(&guestbook(), &[&gb2], &out);
+    assert!(ok, "{err}");
+    assert_eq!(column(&out.join("measured.csv"), "case"), ["gb", "gb2"]);
+    let messages = out.join("wasmtime/messages.csv.zst");
+    assert_eq!(column(&messages, "case"), ["gb", "gb2"]);
+    // Each case's messages are its own: 9 and `init` for gb, 5 and `init` for gb2.
+    let mut bytes = zstd::decode_all(&std::fs::read(&messages).unwrap()[..]).unwrap();
+    let text = String::from_utf8(std::mem::take(&mut bytes)).unwrap();
+    for (case, count) in [("gb", 10), ("gb2", 6)] {
+        let rows = text
+            .lines()
+            .filter(|l| l.contains(&format!(",{case},shipping,")))
+            .count();
+        assert_eq!(rows, count, "{case}:\n{text}");
+    }
+    // The directory's command measures both again, and is what its metadata records.
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("metadata.json")).unwrap()).unwrap();
+    let command = meta["regenerate_with"].as_str().unwrap();
+    assert!(
+        command.contains(&format!("--scenario {}", gb.display()))
+            && command.contains(&format!("--scenario {}", gb2.display())),
+        "{command}"
+    );
+    assert_eq!(meta["program"]["scenarios"]["gb"], gb.display().to_string());
+    let (ok, err) = lab(&["report", "--results", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+
+    // Another crate of the same package, holding the same scenario: refused in one line,
+    // before any build, and the directory is as it was.
+    let before = snapshot(&out);
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir(other.path().join("src")).unwrap();
+    for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs"] {
+        let mut text = std::fs::read_to_string(guestbook().join(file)).unwrap();
+        if file == "src/lib.rs" {
+            text.push_str("\n// another program: its handle allocates more\n");
+        }
+        std::fs::write(other.path().join(file), text).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let (ok, err) = measure(other.path(), &[&gb], &out);
+    assert!(!ok, "another program was added to the results");
+    let crate_dir = guestbook().canonicalize().unwrap();
+    assert!(
+        err.contains(&format!(
+            "holds results of the program in {}",
+            crate_dir.display()
+        )) && err.contains("a results directory holds one program")
+            && err.contains("Nothing was built"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        snapshot(&out) == before,
+        "a refused run changed the results"
+    );
+
+    // The same crate, changed since (its recorded sources differ): refused too.
+    let mut edited = meta.clone();
+    edited["program"]["sources_sha256"] = "0".repeat(64).into();
+    std::fs::write(
+        out.join("metadata.json"),
+        serde_json::to_string_pretty(&edited).unwrap(),
+    )
+    .unwrap();
+    let (ok, err) = measure(&guestbook(), &[&gb], &out);
+    assert!(
+        !ok && err.contains("whose sources have changed since") && err.contains("--out"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    // The lab's own cases into a program's directory, and the program into the lab's.
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--cases",
+        "nft",
+        "--variants",
+        "shipping",
+        "--backends",
+        "wasmtime",
+        "--layouts",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("not of the lab's own cases"), "{err}");
+}
+
+/// The default directory of `--program` is keyed by crate and scenario: two crates with a
+/// `test.json` each never share one.
+#[test]
+fn the_default_results_of_two_programs_never_meet() {
+    let ws = galloc_lab::build::workspace::Workspace::find(&root()).unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for dir in [&a, &b] {
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"same\"\n[lib]\ncrate-type = [\"cdylib\"]\n",
+        )
+        .unwrap();
+    }
+    let program =
+        |d: &tempfile::TempDir| galloc_lab::build::external::Program::at(d.path()).unwrap();
+    let (pa, pb) = (program(&a), program(&b));
+    let (da, db) = (
+        galloc_lab::build::external::default_out(&ws, &pa, "test"),
+        galloc_lab::build::external::default_out(&ws, &pb, "test"),
+    );
+    assert_ne!(da, db);
+    assert!(
+        da.ends_with(Path::new(&pa.key).join("test")),
+        "{}",
+        da.display()
+    );
+    assert_ne!(
+        galloc_lab::build::external::default_out(&ws, &pa, "test"),
+        galloc_lab::build::external::default_out(&ws, &pa, "other")
+    );
+}
+
+/// An `--out` the lab cannot make, and a scenario whose name cannot be a case's, are refused
+/// in one line before anything is built, and nothing is written.
+#[test]
+fn unwritable_places_and_unnameable_cases_are_refused_before_building() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let dangling = scratch.path().join("dangling");
+    std::os::unix::fs::symlink(scratch.path().join("nowhere"), &dangling).unwrap();
+    let scenario = guestbook().join("guestbook.json");
+    for (out, why) in [
+        (
+            file.join("results"),
+            "is a file, so no directory can be made under it",
+        ),
+        (
+            PathBuf::from("/proc/lab-results"),
+            "the lab cannot write in /proc",
+        ),
+        (dangling.clone(), "a symbolic link to"),
+        (root().join("target/lab"), "it holds the lab's own state"),
+    ] {
+        let started = std::time::Instant::now();
+        let (ok, err) = measure(&guestbook(), &[&scenario], &out);
+        assert!(
+            !ok && err.contains(why) && err.contains("Nothing was built"),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    }
+    assert!(!dangling.exists() && !file.join("results").exists());
+
+    // `...json` named the case `..`: without `--out` its results went into `target/lab/`.
+    for name in ["...json", "a b.json", "tab\there.json"] {
+        let odd = scratch.path().join(name);
+        std::fs::copy(&scenario, &odd).unwrap();
+        let (ok, err) = lab(&[
+            "measure",
+            "--quiet",
+            "--program",
+            guestbook().to_str().unwrap(),
+            "--scenario",
+            odd.to_str().unwrap(),
+        ]);
+        assert!(!ok && err.contains("rename the file"), "{name}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    assert!(!root().join("target/lab/README.md").exists());
+}
