@@ -297,6 +297,12 @@ fn regenerate_command(root: &Path) -> String {
     let recorded = crate::results::metadata::read(root).map(|m| m.regenerate_with);
     match crate::results::metadata::regenerated_by(lab.as_deref(), root, recorded.as_deref()) {
         Some(command) => format!("`{command}`"),
+        // A copy of one of the lab's result sets: its recipe writes the lab's own directory.
+        None if recorded.as_deref().is_some_and(|r| r.starts_with("just ")) => format!(
+            "`{}` in the lab, which writes the lab's own directory (this one is a copy of it: \
+             copy it again)",
+            recorded.unwrap_or_default()
+        ),
         // No command recorded (no readable metadata): nothing says the lab wrote it, so no
         // command of the lab's is named as the one that would write it again.
         None => format!(

@@ -85,9 +85,10 @@ pub fn images_of(ws: &Workspace, dir: &Path) -> PathBuf {
     }
 }
 
-/// The ship verdict for the committed results (`real` is `results/`, `dir` its staged copy),
-/// when the corpus has been measured into `results/corpus/` (`just corpus`): read under its
-/// lock, once its files are checked against their hashes. `None` for any other directory, or
+/// The ship verdict for the lab's own results (`real`, `dir` its staged copy), when the corpus
+/// has been measured into its `corpus/` (`just corpus`): read under its lock, once its files
+/// are checked against their hashes. Decided by what the directory holds, not where it is: a
+/// copy of `results/` renders the same verdict. `None` for an outside program's results, or
 /// before the corpus has been measured (the report then says so).
 fn ship_verdict(
     ws: &Workspace,
@@ -95,7 +96,8 @@ fn ship_verdict(
     real: &Path,
 ) -> Result<Option<crate::analyse::ship::Ship>> {
     let corpus = real.join(crate::results::CORPUS_DIR);
-    if real != ws.results_dir() || !corpus.join(results::MANIFEST).exists() {
+    let outside = metadata::read(dir).is_some_and(|m| m.program.is_some());
+    if outside || !corpus.join(results::MANIFEST).exists() {
         return Ok(None);
     }
     let _lock = crate::store::checked(ws, &corpus)?;

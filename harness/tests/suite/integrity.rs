@@ -163,7 +163,7 @@ fn report_refuses_missing_files_and_rows() {
         &[
             "is incomplete",
             "gtest/nft/shipping: 0 rows in totals.csv",
-            "lab measure … --out",
+            "`just compare` in the lab",
         ],
     );
     report_refuses(
@@ -172,7 +172,7 @@ fn report_refuses_missing_files_and_rows() {
     );
     report_refuses(
         |d| std::fs::remove_file(d.join("measured.csv")).unwrap(),
-        &["measured.csv is missing", "lab measure … --out"],
+        &["measured.csv is missing", "`just compare` in the lab"],
     );
     report_refuses(
         |d| std::fs::remove_file(d.join("traces/nft-lab.csv.zst")).unwrap(),
@@ -373,7 +373,7 @@ fn measure_refuses_results_it_cannot_add_to() {
         &[
             "must be whole first",
             "is incomplete",
-            "lab measure … --out",
+            "`just compare` in the lab",
         ],
     );
 }
