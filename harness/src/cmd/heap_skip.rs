@@ -73,7 +73,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let skips: Vec<u32> = (0..args.points)
         .map(|i| i * GEAR_PAGE / args.points / 16 * 16)
         .collect();
+    let given = args.out.is_some();
     let out = args.out.unwrap_or_else(|| ws.results_dir().join(HEAP_DIR));
+    galloc_lab::store::destination::check(ws, &out, if given { "--out" } else { "" })?;
     // The sweep first: the page maps are drawn at its layouts, and a missing one is said
     // before anything is built.
     let results = ws.results_dir();

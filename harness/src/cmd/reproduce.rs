@@ -68,8 +68,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let case = scenario::select(case_id)?[0];
     let scenario = (case.make)();
     let offsets = plan::sweep(args.layouts, false)?;
+    let given = args.out.is_some();
     let out = std::path::absolute(args.out.unwrap_or_else(|| ws.results_dir().join(repro.id)))
         .context("resolving --out")?;
+    galloc_lab::store::destination::check(ws, &out, if given { "--out" } else { "" })?;
 
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -295,8 +295,14 @@ fn results_root(dir: &Path) -> Option<std::path::PathBuf> {
 fn regenerate_command(root: &Path) -> String {
     let lab = crate::results::metadata::lab_root(root);
     let recorded = crate::results::metadata::read(root).map(|m| m.regenerate_with);
+    // A command's working copy (`target/lab/stage/`) stands for the real directory, whose name
+    // its error is given back under: what it records is what writes that directory.
+    let staged = lab
+        .as_deref()
+        .is_some_and(|l| root.starts_with(l.join("target/lab/stage")));
     match crate::results::metadata::regenerated_by(lab.as_deref(), root, recorded.as_deref()) {
         Some(command) => format!("`{command}`"),
+        None if staged && recorded.is_some() => format!("`{}`", recorded.unwrap_or_default()),
         // A copy of one of the lab's result sets: its recipe writes the lab's own directory.
         None if recorded.as_deref().is_some_and(|r| r.starts_with("just ")) => format!(
             "`{}` in the lab, which writes the lab's own directory (this one is a copy of it: \

@@ -121,3 +121,29 @@ pub fn quote(arg: &str) -> String {
         format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    /// A word a shell reads as itself stays bare; any other is one single-quoted word that
+    /// `sh -c` gives back unchanged, `$(…)`, spaces and quotes included.
+    #[test]
+    fn a_quoted_word_is_one_word_the_shell_never_runs() {
+        assert_eq!(quote("/a/b-c_d.json"), "/a/b-c_d.json");
+        for word in [
+            "/d/with space/x",
+            "x$(touch /nonexistent/f)",
+            "it's",
+            "",
+            "a\tb",
+        ] {
+            let quoted = quote(word);
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf '%s' {quoted}")])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), word, "{quoted}");
+        }
+    }
+}

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 fn negative_numbers_reach_the_lab_s_own_messages() {
     let guestbook = "../contracts/examples/guestbook";
     let scenario = "../contracts/examples/guestbook/guestbook.json";
-    let cases: [(&[&str], &str, &str); 6] = [
+    let cases: [(&[&str], &str, &str); 7] = [
         (&["check"], "--tolerance-pct", "is not a tolerance"),
         (&["measure"], "--layouts", "-1 is not a number of layouts"),
         (
@@ -33,6 +33,11 @@ fn negative_numbers_reach_the_lab_s_own_messages() {
             "-1: give a whole number, 1 or more",
         ),
         (&["bench"], "--repeat", "-1: give a whole number, 1 or more"),
+        (
+            &["heap-skip"],
+            "--points",
+            "-1: give a whole number, 1 or more",
+        ),
     ];
     for (command, flag, message) in cases {
         for spelled in [
@@ -121,6 +126,24 @@ fn a_directory_the_lab_never_wrote_is_called_that() {
         );
     }
     assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
+
+    // Rows with no metadata naming what wrote them: no command of the lab's is named as theirs.
+    let rows = tempfile::tempdir().unwrap();
+    std::fs::write(rows.path().join("measured.csv"), "backend,case,variant\n").unwrap();
+    let hint = galloc_lab::results::restore_hint(rows.path());
+    assert!(
+        hint.contains("the lab may not have written it") && !hint.contains("delete"),
+        "{hint}"
+    );
+
+    // `lab check --current` naming nothing: the fix is a run into that directory, not `just
+    // check`, which measures into its own.
+    let missing = rows.path().join("missing");
+    let (ok, err) = lab(&["check", "--current", missing.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("lab measure --layouts 1 --out DIR") && !err.contains("just check"),
+        "{err}"
+    );
 }
 
 /// A run says how big it is before it builds anything: `--layouts 1000` on every variant is
@@ -262,4 +285,36 @@ fn measure_defaults_to_the_backends_every_verdict_needs() {
         .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("[default: gtest,wasmtime]"), "{help}");
+}
+
+/// Every command that writes results checks its `--out` before it builds or runs anything.
+#[test]
+fn every_out_is_checked_before_anything_runs() {
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let under_file = file.join("out");
+    for args in [
+        vec![
+            "heap-skip",
+            "--cases",
+            "nft",
+            "--out",
+            under_file.to_str().unwrap(),
+        ],
+        vec!["reproduce", "pr4853", "--out", under_file.to_str().unwrap()],
+        vec!["heap-skip", "--cases", "nft", "--out", "/proc/lab-results"],
+    ] {
+        let started = std::time::Instant::now();
+        let (ok, err) = lab(&args);
+        assert!(
+            !ok && err.contains("Nothing was built") && err.trim_end().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "{args:?}: {:?}",
+            started.elapsed()
+        );
+    }
 }

@@ -124,6 +124,24 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     assert_eq!(meta["program"]["scenarios"]["gb"], gb.display().to_string());
     let (ok, err) = lab(&["report", "--results", out.to_str().unwrap()]);
     assert!(ok, "{err}");
+    // A pair it does not hold: the command named measures this program, not the lab's cases.
+    let (ok, err) = lab(&[
+        "verdict",
+        "lab,shipping",
+        "--results",
+        out.to_str().unwrap(),
+    ]);
+    let crate_dir = guestbook().canonicalize().unwrap();
+    assert!(
+        !ok && err.contains(&format!(
+            "`lab measure --program {} --scenario {} --scenario {} --variants lab,shipping --out {}`",
+            crate_dir.display(),
+            gb.display(),
+            gb2.display(),
+            out.display()
+        )),
+        "{err}"
+    );
 
     // Another crate of the same package, holding the same scenario: refused in one line,
     // before any build, and the directory is as it was.
@@ -140,7 +158,6 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     let started = std::time::Instant::now();
     let (ok, err) = measure(other.path(), &[&gb], &out);
     assert!(!ok, "another program was added to the results");
-    let crate_dir = guestbook().canonicalize().unwrap();
     assert!(
         err.contains(&format!(
             "holds results of the program in {}",
