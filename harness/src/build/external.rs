@@ -431,7 +431,8 @@ pub fn profile_config(ws: &Workspace, profile: &str) -> Result<Vec<String>> {
 mod tests {
     use super::*;
 
-    /// Two crates of one package name get different keys (target directories), the same
+    /// Two crates of one package name get different keys (target directories and default
+    /// results directories: two programs with a `test.json` each never share one), the same
     /// crate the same one whichever way its path is given.
     #[test]
     fn a_program_is_keyed_by_its_path_not_its_name() {
@@ -452,5 +453,14 @@ mod tests {
         assert_ne!(pa.key, pb.key);
         let again = Program::at(&a.path().join("Cargo.toml")).unwrap();
         assert_eq!(again.key, pa.key);
+        let ws = Workspace::find(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let (da, db) = (default_out(&ws, &pa, "test"), default_out(&ws, &pb, "test"));
+        assert_ne!(da, db);
+        assert!(
+            da.ends_with(Path::new(&pa.key).join("test")),
+            "{}",
+            da.display()
+        );
+        assert_ne!(da, default_out(&ws, &pa, "other"));
     }
 }

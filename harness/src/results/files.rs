@@ -195,6 +195,32 @@ pub fn restore_hint(path: &Path) -> String {
     }
 }
 
+/// Records, beside `copy` (a command's working copy of the results directory `real`, made
+/// before it writes them), which directory it stands for: a hint made from the copy's files
+/// is about the real directory, whose name the command's error is given back under.
+pub fn mark_working_copy(copy: &Path, real: &Path) -> Result<()> {
+    let mark = working_copy_mark(copy);
+    std::fs::write(&mark, real.as_os_str().as_encoded_bytes())
+        .with_context(|| format!("cannot write {}", mark.display()))
+}
+
+/// Where [`mark_working_copy`] writes: `<copy>.from`, beside the copy (inside it, it would be
+/// taken for one of its files).
+fn working_copy_mark(copy: &Path) -> std::path::PathBuf {
+    let mut name = copy.file_name().unwrap_or_default().to_os_string();
+    name.push(".from");
+    copy.with_file_name(name)
+}
+
+/// The real path `path` stands for when it lies in a command's working copy.
+fn real_of(path: &Path) -> Option<std::path::PathBuf> {
+    path.ancestors().find_map(|copy| {
+        let real = std::fs::read(working_copy_mark(copy)).ok()?;
+        let real = std::path::PathBuf::from(String::from_utf8(real).ok()?);
+        Some(real.join(path.strip_prefix(copy).ok()?))
+    })
+}
+
 /// [`restore_hint`] for the files `rels` (relative to `dir`, a directory of results or inside
 /// one); none: the directory as a whole.
 pub fn restore_files_hint(dir: &Path, rels: &[&Path]) -> String {
@@ -202,6 +228,10 @@ pub fn restore_files_hint(dir: &Path, rels: &[&Path]) -> String {
         .canonicalize()
         .or_else(|_| std::path::absolute(dir))
         .unwrap_or_else(|_| dir.to_path_buf());
+    // A working copy's files are the real directory's, as far as the way back to them goes.
+    if let Some(real) = real_of(&abs).filter(|r| r.is_dir()) {
+        return restore_files_hint(&real, rels);
+    }
     let Some(root) = results_root(&abs) else {
         return format!(
             "{} holds no lab results (no {} or {}): it is not a directory `lab measure` wrote; \
@@ -295,14 +325,8 @@ fn results_root(dir: &Path) -> Option<std::path::PathBuf> {
 fn regenerate_command(root: &Path) -> String {
     let lab = crate::results::metadata::lab_root(root);
     let recorded = crate::results::metadata::read(root).map(|m| m.regenerate_with);
-    // A command's working copy (`target/lab/stage/`) stands for the real directory, whose name
-    // its error is given back under: what it records is what writes that directory.
-    let staged = lab
-        .as_deref()
-        .is_some_and(|l| root.starts_with(l.join("target/lab/stage")));
     match crate::results::metadata::regenerated_by(lab.as_deref(), root, recorded.as_deref()) {
         Some(command) => format!("`{command}`"),
-        None if staged && recorded.is_some() => format!("`{}`", recorded.unwrap_or_default()),
         // A copy of one of the lab's result sets: its recipe writes the lab's own directory.
         None if recorded.as_deref().is_some_and(|r| r.starts_with("just ")) => format!(
             "`{}` in the lab, which writes the lab's own directory (this one is a copy of it: \

@@ -17,8 +17,8 @@ pub mod trace;
 
 pub use case_name::check_case;
 pub use files::{
-    hex, keep_compressed_in, merge, read_csv, remove_temps_of, restore_files_hint, restore_hint,
-    temp_of, write_csv, write_file, ZSTD_LEVEL,
+    hex, keep_compressed_in, mark_working_copy, merge, read_csv, remove_temps_of,
+    restore_files_hint, restore_hint, temp_of, write_csv, write_file, ZSTD_LEVEL,
 };
 
 /// One case's probe build against its twin, message by message, `init` first (made by

@@ -77,6 +77,7 @@ impl Staging {
             if real.is_dir() {
                 copy_tree(real, &copy)?;
             }
+            crate::results::mark_working_copy(&copy, real)?;
             staging.dirs.push((real.to_path_buf(), copy));
         }
         Ok(staging)

@@ -210,38 +210,6 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     assert!(!ok && err.contains("not of the lab's own cases"), "{err}");
 }
 
-/// The default directory of `--program` is keyed by crate and scenario: two crates with a
-/// `test.json` each never share one.
-#[test]
-fn the_default_results_of_two_programs_never_meet() {
-    let ws = galloc_lab::build::workspace::Workspace::find(&root()).unwrap();
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    for dir in [&a, &b] {
-        std::fs::write(
-            dir.path().join("Cargo.toml"),
-            "[package]\nname = \"same\"\n[lib]\ncrate-type = [\"cdylib\"]\n",
-        )
-        .unwrap();
-    }
-    let program =
-        |d: &tempfile::TempDir| galloc_lab::build::external::Program::at(d.path()).unwrap();
-    let (pa, pb) = (program(&a), program(&b));
-    let (da, db) = (
-        galloc_lab::build::external::default_out(&ws, &pa, "test"),
-        galloc_lab::build::external::default_out(&ws, &pb, "test"),
-    );
-    assert_ne!(da, db);
-    assert!(
-        da.ends_with(Path::new(&pa.key).join("test")),
-        "{}",
-        da.display()
-    );
-    assert_ne!(
-        galloc_lab::build::external::default_out(&ws, &pa, "test"),
-        galloc_lab::build::external::default_out(&ws, &pa, "other")
-    );
-}
-
 /// An `--out` the lab cannot make, and a scenario whose name cannot be a case's, are refused
 /// in one line before anything is built, and nothing is written.
 #[test]
