@@ -192,7 +192,7 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
-    // The lab's own cases into a program's directory, and the program into the lab's.
+    // The lab's own cases into a program's directory (the reverse is the same comparison).
     let (ok, err) = lab(&[
         "measure",
         "--quiet",
