@@ -75,7 +75,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .collect();
     let given = args.out.is_some();
     let out = args.out.unwrap_or_else(|| ws.results_dir().join(HEAP_DIR));
-    galloc_lab::store::destination::check(ws, &out, if given { "--out" } else { "" })?;
+    galloc_lab::store::destination::check(ws, &out, given)?;
     // The sweep first: the page maps are drawn at its layouts, and a missing one is said
     // before anything is built.
     let results = ws.results_dir();

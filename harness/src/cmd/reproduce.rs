@@ -71,7 +71,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let given = args.out.is_some();
     let out = std::path::absolute(args.out.unwrap_or_else(|| ws.results_dir().join(repro.id)))
         .context("resolving --out")?;
-    galloc_lab::store::destination::check(ws, &out, if given { "--out" } else { "" })?;
+    galloc_lab::store::destination::check(ws, &out, given)?;
 
     let bar = if args.quiet {
         ProgressBar::hidden()

@@ -80,12 +80,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         let measure = match (full, program) {
             (true, _) => format!("just compare {},{}", a.id, b.id),
             (false, Some(p)) => format!(
-                "lab measure --program {}{} --variants {},{} --out {}",
-                quote(&p.crate_dir),
-                p.scenarios
-                    .values()
-                    .map(|s| format!(" --scenario {}", quote(s)))
-                    .collect::<String>(),
+                "lab measure {} --variants {},{} --out {}",
+                p.measure_args(|_| true),
                 a.id,
                 b.id,
                 quote(&dir.display().to_string())

@@ -71,6 +71,16 @@ impl ProgramSource {
     pub fn scenario(&self, case: &str) -> Option<&str> {
         self.scenarios.get(case).map(String::as_str)
     }
+
+    /// `--program CRATE --scenario FILE…` for `lab measure`, shell-quoted: every scenario whose
+    /// case `keep` accepts.
+    pub fn measure_args(&self, keep: impl Fn(&str) -> bool) -> String {
+        let mut args = format!("--program {}", quote(&self.crate_dir));
+        for (case, file) in self.scenarios.iter().filter(|(case, _)| keep(case)) {
+            args.push_str(&format!(" --scenario {}", quote(file)));
+        }
+        args
+    }
 }
 
 /// What regenerates the results in `dir` (as the filesystem has it) of the workspace at `root`:

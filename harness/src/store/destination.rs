@@ -28,14 +28,14 @@ const STATE: [&str; 11] = [
 
 /// Checks that results can be written to `out`: a path the journal can hold, not inside the
 /// lab's own state, a directory (or none yet, under a directory the lab can create it in), not
-/// a dangling symbolic link. `flag` names the argument in the message (`--out`), or is empty
-/// when the lab chose the directory. Writes nothing: whether a directory can be made is tried
+/// a dangling symbolic link. `given`: the directory is the user's `--out` (the message names
+/// the flag), not one the lab chose. Writes nothing: whether a directory can be made is tried
 /// with a temporary one, removed at once.
-pub fn check(ws: &Workspace, out: &Path, flag: &str) -> Result<()> {
-    let named = if flag.is_empty() {
-        out.display().to_string()
+pub fn check(ws: &Workspace, out: &Path, given: bool) -> Result<()> {
+    let named = if given {
+        format!("--out {}", out.display())
     } else {
-        format!("{flag} {}", out.display())
+        out.display().to_string()
     };
     let refuse = |why: String| -> Result<()> {
         bail!("{named}: {why}. Nothing was built: give another directory")
@@ -203,28 +203,28 @@ mod tests {
             ),
         ];
         for (out, why) in cases {
-            let err = format!("{:#}", check(&ws, &out, "--out").unwrap_err());
+            let err = format!("{:#}", check(&ws, &out, true).unwrap_err());
             assert!(err.contains(why), "{}: {err}", out.display());
             assert!(err.starts_with("--out "), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");
         }
         // `..` that climbs into the lab's state is seen through.
         let sneaky = ws.root().join("target/lab/programs/../stage");
-        assert!(check(&ws, &sneaky, "--out").is_err());
+        assert!(check(&ws, &sneaky, true).is_err());
         // New directories, nested, and an existing empty one are fine; nothing is left behind.
         for ok in [
             tmp.path().join("new/deeper"),
             tmp.path().to_path_buf(),
             ws.root().join("target/lab/programs/x"),
         ] {
-            check(&ws, &ok, "--out").unwrap();
+            check(&ws, &ok, true).unwrap();
         }
         let left: Vec<_> = std::fs::read_dir(tmp.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 2, "{left:?}");
-        let err = check(&ws, Path::new("/tmp/a\tb"), "--out").unwrap_err();
+        let err = check(&ws, Path::new("/tmp/a\tb"), true).unwrap_err();
         assert!(err.to_string().contains("journal"), "{err}");
     }
 }

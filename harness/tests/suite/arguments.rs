@@ -57,7 +57,7 @@ fn negative_numbers_reach_the_lab_s_own_messages() {
 }
 
 /// `lab measure` of nft on shipping, on the fuel meter at the linker's layout, into `out`.
-fn measure_into(out: &Path) -> (bool, String) {
+pub fn measure_into(out: &Path) -> (bool, String) {
     lab(&[
         "measure",
         "--cases",

@@ -193,20 +193,7 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
     // The lab's own cases into a program's directory (the reverse is the same comparison).
-    let (ok, err) = lab(&[
-        "measure",
-        "--quiet",
-        "--cases",
-        "nft",
-        "--variants",
-        "shipping",
-        "--backends",
-        "wasmtime",
-        "--layouts",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (ok, err) = crate::arguments::measure_into(&out);
     assert!(!ok && err.contains("not of the lab's own cases"), "{err}");
 }
 

@@ -78,11 +78,7 @@ impl Plan {
             (None, Some(p)) => galloc_lab::build::external::default_out(ws, p, scenarios[0].case),
             (None, None) => ws.results_dir(),
         };
-        galloc_lab::store::destination::check(
-            ws,
-            &out,
-            if args.out.is_some() { "--out" } else { "" },
-        )?;
+        galloc_lab::store::destination::check(ws, &out, args.out.is_some())?;
         let to_results = std::path::absolute(&out).ok() == Some(ws.results_dir());
         let offsets = offsets(args, to_results)?;
 

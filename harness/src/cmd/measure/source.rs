@@ -83,16 +83,8 @@ impl Source {
             r.backend.as_str()
         });
         let what = match &self.program {
-            Some(p) => {
-                let mut what = format!("--program {}", quote(&p.crate_dir));
-                // Every scenario the directory holds a case of, as the manifest lists them.
-                for (case, file) in &p.scenarios {
-                    if manifest.iter().any(|r| r.case == *case) {
-                        what.push_str(&format!(" --scenario {}", quote(file)));
-                    }
-                }
-                what
-            }
+            // Every scenario the directory holds a case of, as the manifest lists them.
+            Some(p) => p.measure_args(|case| manifest.iter().any(|r| r.case == case)),
             None => format!(
                 "--cases {}",
                 listed(scenario::CASES.iter().map(|c| c.id).collect(), &|r| r
