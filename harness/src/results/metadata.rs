@@ -76,7 +76,7 @@ impl ProgramSource {
     /// case `keep` accepts.
     pub fn measure_args(&self, keep: impl Fn(&str) -> bool) -> String {
         let mut args = format!("--program {}", quote(&self.crate_dir));
-        for (case, file) in self.scenarios.iter().filter(|(case, _)| keep(case)) {
+        for (_, file) in self.scenarios.iter().filter(|(case, _)| keep(case)) {
             args.push_str(&format!(" --scenario {}", quote(file)));
         }
         args
