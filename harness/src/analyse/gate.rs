@@ -253,8 +253,7 @@ mod tests {
             offset,
             heap_base: 65_536 + offset,
             total,
-            pages_read: None,
-            pages_written: None,
+            ..Default::default()
         }
     }
 

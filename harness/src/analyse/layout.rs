@@ -321,8 +321,7 @@ pub(crate) mod tests {
             offset,
             heap_base: 0,
             total,
-            pages_read: None,
-            pages_written: None,
+            ..Default::default()
         }
     }
 

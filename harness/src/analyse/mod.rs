@@ -10,11 +10,14 @@
 //!   layout): expected change, its interval, the worst program and deployment, the share dearer.
 //! - [`gate`]: a run's totals against the committed baseline.
 //! - [`agreement`]: whether fuel and gas rank variants alike, and what pages explain.
+//! - [`anatomy`]: where the gas goes: each run split into what Gear charges, a variant's
+//!   change against shipping split the same way, and the bounds over measured designs.
 //! - [`fit`]: the probe validation's exact fit of its overheads, and least squares.
 //! - [`validation`]: the probe validation: each case's messages held to its build's fit.
 //! - [`sweep`]: whether the default sweep is enough, against a dense grid.
 
 pub mod agreement;
+pub mod anatomy;
 pub mod fit;
 pub mod gate;
 pub mod layout;

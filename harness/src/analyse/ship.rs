@@ -11,6 +11,7 @@
 //! admits none. The per-program words (better / same / worse / noise over the layouts, repeated
 //! by the second workload) describe; they do not decide.
 
+use crate::analyse::anatomy::{Anatomy, Explained};
 use crate::analyse::layout::{self, Holds, Summary, Verdict, BAND_PCT};
 use crate::analyse::population::{spread_pct, Population, Totals};
 use crate::results::{LayoutRow, SecondRow};
@@ -196,6 +197,8 @@ pub struct Ship {
     pub reference_code_bytes: Option<u64>,
     /// Every total of the sweep the verdict is judged on (drawn by `images/layouts.png`).
     pub sweep: Totals,
+    /// Where each change comes from, and the bounds ([`Ship::explain`]); empty until then.
+    pub explained: Explained,
 }
 
 impl Ship {
@@ -238,6 +241,18 @@ impl Ship {
                 _ => Some(s),
             })
             .map_or_else(Default::default, |(p, s)| (p.to_owned(), s))
+    }
+
+    /// Fills [`Ship::explained`] from `anatomy`: each row against shipping over the programs
+    /// judged, and the bounds over shipping and the rows the lab's own tests pass.
+    pub fn explain(&mut self, anatomy: &Anatomy) {
+        let programs: Vec<&str> = self.programs.iter().map(String::as_str).collect();
+        let variants: Vec<&str> = self.rows.iter().map(|r| r.variant.as_str()).collect();
+        let safe = self.rows.iter().filter(|r| !r.is_unsafe());
+        let designs: Vec<&str> = std::iter::once(REFERENCE)
+            .chain(safe.map(|r| r.variant.as_str()))
+            .collect();
+        self.explained = Explained::of(anatomy, &programs, &variants, &designs);
     }
 
     /// The variant the quotable sentence is about: the named one, or, when the rule names
@@ -335,6 +350,7 @@ pub fn judge(
         named,
         reference_code_bytes: code_bytes.get(REFERENCE).copied(),
         sweep: sweep_totals,
+        explained: Explained::default(),
     })
 }
 

@@ -7,11 +7,13 @@
 //! - [`sweep`]: the plain build re-linked at each offset of the layout sweep.
 //! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
+//! - [`charge`]: what Gear charges every message for a build's code.
 //! - [`process`]: the cargo runs a build starts, ended with the lab however it ends.
 //! - [`toolchain`]: the target and the `rustc` every build uses.
 //! - [`files`]: a build's files written whole, and named by content.
 
 pub mod artifact;
+pub mod charge;
 pub mod external;
 pub mod files;
 pub mod process;

@@ -71,6 +71,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             rows += 1;
         }
     }
+    if rows > 0 {
+        anatomy(&inputs, a.id, b.id);
+    }
     if rows == 0 {
         // The recipe writes `results/`; any other directory is measured into with `--out`.
         use galloc_lab::results::metadata::quote;
@@ -101,4 +104,29 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The pair's anatomy on gtest over the directory's cases: where A's change against B comes
+/// from, by charge; or one line saying why there is none.
+fn anatomy(inputs: &galloc_lab::report::inputs::Inputs, a: &str, b: &str) {
+    use galloc_lab::analyse::anatomy::Anatomy;
+    use galloc_lab::report::anatomy::{table, LEGEND};
+    let anatomy = Anatomy::of(&inputs.layouts, &inputs.messages, &inputs.ops);
+    let cases: Vec<&str> = galloc_lab::report::inputs::cases_on(&inputs.totals, "gtest")
+        .into_iter()
+        .filter(|c| !anatomy.shared(c, a, b).is_empty())
+        .collect();
+    println!();
+    match anatomy.against(a, b, &cases) {
+        Some(points) if !cases.is_empty() => {
+            println!("Where the gas goes on gtest, {a} against {b}, in points:\n");
+            print!("{}", table(a, b, &points));
+            println!("\n{LEGEND}");
+        }
+        _ => println!(
+            "No anatomy of {a} against {b}: no case has the fuel meter's page counts and the \
+             code charge at a layout both ran on gtest (results written before issue 58 lack \
+             them; measuring again writes them)."
+        ),
+    }
 }

@@ -269,8 +269,7 @@ mod tests {
             offset,
             heap_base: 1_000_000 + offset,
             total,
-            pages_read: None,
-            pages_written: None,
+            ..Default::default()
         }
     }
 

@@ -2,6 +2,7 @@
 //! before anything is rendered from them (the rendering is in [`super::tables`] and
 //! [`super::document`]).
 
+use crate::analyse::anatomy::Anatomy;
 use crate::analyse::ship::{judge, Ship, RULE};
 use crate::results::trace::{self, TraceRecord};
 use crate::results::{
@@ -468,7 +469,7 @@ pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
         .copied()
         .filter(|p| crate::run::scenario::held_out(p))
         .collect();
-    judge(
+    let mut ship = judge(
         RULE,
         "gtest",
         &programs,
@@ -476,7 +477,31 @@ pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
         &layouts,
         &second,
         &code_bytes,
-    )
+    )?;
+    ship.explain(&anatomy(&[results, corpus])?);
+    Ok(ship)
+}
+
+/// The anatomy ([`Anatomy`]) of every run in `dirs`: their layouts, messages and per-op rows on
+/// both embedded backends.
+pub fn anatomy(dirs: &[&Path]) -> Result<Anatomy> {
+    let (mut layouts, mut messages, mut ops) = (Vec::new(), Vec::new(), Vec::new());
+    for dir in dirs {
+        for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {
+            let d = dir.join(backend.name());
+            let read = |file: &str| d.join(file).exists().then(|| d.join(file));
+            if let Some(f) = read("layouts.csv") {
+                layouts.extend(read_csv::<LayoutRow>(&f)?);
+            }
+            if let Some(f) = read("messages.csv.zst") {
+                messages.extend(read_csv::<MessageRow>(&f)?);
+            }
+            if let Some(f) = read("ops.csv") {
+                ops.extend(read_csv::<OpRow>(&f)?);
+            }
+        }
+    }
+    Ok(Anatomy::of(&layouts, &messages, &ops))
 }
 
 /// The sweep's and the second workloads' rows of every results directory in `dirs`.

@@ -7,10 +7,12 @@
 //! - [`tables`]: every other table, over every case or one case's rows.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`ship_table`]: the ship verdict's table.
+//! - [`anatomy`]: where the gas goes: a variant's change against shipping, by charge.
 //! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 
+pub mod anatomy;
 pub mod charts;
 pub mod document;
 pub mod heap;

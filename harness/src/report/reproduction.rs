@@ -67,7 +67,7 @@ impl Reproduction {
     pub fn write(&self, dir: &Path) -> Result<()> {
         let at = dir.join(BACKEND);
         std::fs::create_dir_all(&at).with_context(|| format!("cannot create {}", at.display()))?;
-        write_csv(&at.join("layouts.csv"), &self.layouts)?;
+        crate::results::write_layouts(&at.join("layouts.csv"), &self.layouts)?;
         write_csv(&at.join("outcomes.csv"), &self.outcomes)?;
         write_csv(&at.join("costs.csv"), &self.costs)
     }

@@ -146,23 +146,40 @@ pub fn markdown(ship: &Ship) -> String {
         100.0 * rule.dearer_share,
         rule.subset_upper_bound_pct,
     );
+    let limits = ship.explained.limits.as_ref();
+    // The distance to the bounds is a column only where they were measured.
+    let (distance_head, distance_align) = match limits {
+        Some(_) => (" to the oracle / the composite |", " ---: |"),
+        None => ("", ""),
+    };
     let _ = writeln!(
         out,
         "| variant | expected (95 % interval) | worst program | dearer | worst deployment | \
-         own spread | held out | second | words | allocator code bytes | the rule |\n\
-         | --- | --- | --- | ---: | --- | ---: | --- | --- | ---: | ---: | --- |"
+         own spread | held out | second | words | allocator code bytes |{distance_head} the \
+         rule |\n\
+         | --- | --- | --- | ---: | --- | ---: | --- | --- | ---: | ---: |{distance_align} --- |"
     );
+    let to_limits = |expected: f64| {
+        limits.map_or(String::new(), |l| {
+            format!(
+                " {:+.2} / {:+.2} |",
+                expected - l.oracle.expected_pct,
+                expected - l.composite.expected_pct
+            )
+        })
+    };
     let _ = writeln!(
         out,
-        "| `{REFERENCE}` | | | | | {:.2} % | | | | {} | the baseline |",
+        "| `{REFERENCE}` | | | | | {:.2} % | | | | {} |{} the baseline |",
         ship.reference_spread_pct(),
-        ship.reference_code_bytes.map(thousands).unwrap_or_default()
+        ship.reference_code_bytes.map(thousands).unwrap_or_default(),
+        to_limits(0.0),
     );
     for row in &ship.rows {
         let p = &row.all;
         let _ = writeln!(
             out,
-            "| `{}` | {} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} % | {} | {} | {} / {} / {} / {} | {} | {} |",
+            "| `{}` | {} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} % | {} | {} | {} / {} / {} / {} | {} |{} {} |",
             row.variant,
             with_interval(p),
             p.worst_program.1,
@@ -179,11 +196,94 @@ pub fn markdown(ship: &Ship) -> String {
             row.count(Verdict::Worse),
             row.count(Verdict::Noise),
             row.code_bytes.map(thousands).unwrap_or_default(),
+            to_limits(p.expected_pct),
             reason(ship, row),
         );
     }
+    if let Some(l) = limits {
+        for (name, p) in [
+            ("per-point oracle", &l.oracle),
+            ("composite", &l.composite),
+            (
+                "composite, no allocator instructions",
+                &l.no_allocator_instructions,
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "| *{name}* | {} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} % | | | | |{} a bound over measured designs, not a variant |",
+                with_interval(p),
+                p.worst_program.1,
+                p.worst_program.0,
+                100.0 * p.dearer_share,
+                p.worst_deployment.2,
+                p.worst_deployment.0,
+                thousands(u64::from(p.worst_deployment.1)),
+                p.own_spread_pct,
+                to_limits(p.expected_pct),
+            );
+        }
+    }
     out.push('\n');
+    anatomy(&mut out, ship);
     out
+}
+
+/// Where each variant's change comes from, in the ship table's order, and what the bounds
+/// are over; or one line saying why there is no anatomy.
+fn anatomy(out: &mut String, ship: &Ship) {
+    let e = &ship.explained;
+    let _ = writeln!(out, "### Where the gas goes\n");
+    if e.points.is_empty() {
+        let _ = writeln!(
+            out,
+            "No anatomy: these results lack the fuel meter's page counts and the code charge \
+             at each layout (results written before issue 58); `just compare` and `just corpus` \
+             write them.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Each variant's expected change against `{REFERENCE}`, split by what Gear charges \
+         (docs/ship.md, \"Where the gas goes\"). {}\n",
+        crate::report::anatomy::LEGEND
+    );
+    out.push_str(&crate::report::anatomy::header("variant"));
+    for row in &ship.rows {
+        if let Some(p) = e.points.get(&row.variant) {
+            out.push_str(&crate::report::anatomy::row(
+                &format!("`{}`", row.variant),
+                &p.parts,
+                p.expected_pct,
+            ));
+        }
+    }
+    let missing: Vec<String> = ship
+        .rows
+        .iter()
+        .filter(|r| !e.points.contains_key(&r.variant))
+        .map(|r| format!("`{}`", r.variant))
+        .collect();
+    if !missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo anatomy for {}: a program where it has no measured price or no layout with \
+             page counts.",
+            missing.join(", ")
+        );
+    }
+    if e.limits.is_some() {
+        let designs: Vec<String> = e.designs.iter().map(|d| format!("`{d}`")).collect();
+        let _ = writeln!(
+            out,
+            "\nThe oracle and the composite (docs/ship.md, \"How far from the best\") are over \
+             {}: `{REFERENCE}` and every variant the lab's own tests pass. They are bounds over \
+             measured designs, not physics.",
+            designs.join(", ")
+        );
+    }
+    out.push('\n');
 }
 
 /// Every variant against the design target ([`crate::analyse::target::TARGET`], issue 50's) on

@@ -60,7 +60,7 @@ pub struct CodeSizeRow {
 }
 
 /// Allocator cost of one op over one case on one build.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpRow {
     pub backend: String,
     pub case: String,
@@ -129,7 +129,7 @@ pub struct TotalRow {
 }
 
 /// The plain build of one case at one heap layout (the layout sweep, [`crate::analyse::layout`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayoutRow {
     pub backend: String,
     pub case: String,
@@ -144,6 +144,67 @@ pub struct LayoutRow {
     /// Pages first read and first written over the case, where the backend counts them.
     pub pages_read: Option<u64>,
     pub pages_written: Option<u64>,
+    /// Pages read, then written, and pages whose stored data was loaded, over the case, where
+    /// the backend counts them (Gear's other two page charges). Results written before these
+    /// columns existed read as empty: so do all the anatomy's columns.
+    #[serde(default)]
+    pub pages_write_after_read: Option<u64>,
+    #[serde(default)]
+    pub pages_loaded: Option<u64>,
+    /// Runs of held Wasm pages Gear loaded before each message, summed over the case, and the
+    /// messages that held any (each of those also pays one storage read), where counted.
+    #[serde(default)]
+    pub allocation_intervals: Option<u64>,
+    #[serde(default)]
+    pub holding_messages: Option<u64>,
+    /// Messages sent, `init` included.
+    #[serde(default)]
+    pub messages: Option<u64>,
+    /// What Gear charges each message for this build's code, in gas, whatever the backend's
+    /// unit ([`crate::build::charge`]): the same module on every backend.
+    #[serde(default)]
+    pub code_gas: Option<u64>,
+}
+
+/// A layout row as the lab wrote it before the anatomy's columns (issue 58).
+#[derive(Serialize)]
+struct EarlierLayoutRow<'a> {
+    backend: &'a str,
+    case: &'a str,
+    variant: &'a str,
+    unit: &'a str,
+    offset: u32,
+    heap_base: u32,
+    total: u64,
+    pages_read: Option<u64>,
+    pages_written: Option<u64>,
+}
+
+/// Writes `rows` to `path` (a `layouts.csv`): with the anatomy's columns when every row has
+/// them, else every row in the earlier format. One file keeps one format: a partial rerun into
+/// results measured before the columns existed leaves them as they were (and their anatomy
+/// empty) until every row is measured again. Returns whether the columns were written.
+pub fn write_layouts(path: &Path, rows: &[LayoutRow]) -> Result<bool> {
+    if rows.iter().all(|r| r.code_gas.is_some()) {
+        write_csv(path, rows)?;
+        return Ok(true);
+    }
+    let earlier: Vec<EarlierLayoutRow> = rows
+        .iter()
+        .map(|r| EarlierLayoutRow {
+            backend: &r.backend,
+            case: &r.case,
+            variant: &r.variant,
+            unit: &r.unit,
+            offset: r.offset,
+            heap_base: r.heap_base,
+            total: r.total,
+            pages_read: r.pages_read,
+            pages_written: r.pages_written,
+        })
+        .collect();
+    write_csv(path, &earlier)?;
+    Ok(false)
 }
 
 /// The plain build of one case at the linker's layout with its heap base alone moved up by
@@ -235,8 +296,7 @@ impl SecondRow {
             offset: self.offset,
             heap_base: self.heap_base,
             total: self.total,
-            pages_read: None,
-            pages_written: None,
+            ..Default::default()
         }
     }
 }
@@ -298,7 +358,7 @@ pub struct ArtifactRow {
 }
 
 /// One message of one case on one build pair.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MessageRow {
     pub backend: String,
     pub case: String,

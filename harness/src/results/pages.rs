@@ -79,12 +79,12 @@ impl FirstTouch {
     }
 }
 
-/// What gtest 2.0's default schedule charges for `c`: first reads, first writes (which include
-/// the page's upload), writes after reads, and loads of stored data. Signal weights: the few
-/// first accesses made by syscalls cost 5 % more on Gear.
-pub fn page_gas(c: &PageCounts) -> u64 {
+/// What gtest 2.0's default schedule charges per page: a first read, a first write (which
+/// includes the page's upload), a write after a read (the upload too), and a load of stored data,
+/// in that order. Signal weights: the few first accesses made by syscalls cost 5 % more on Gear.
+pub fn page_weights() -> [u64; 4] {
     static COSTS: OnceLock<[u64; 4]> = OnceLock::new();
-    let [read, write, write_after_read, load] = *COSTS.get_or_init(|| {
+    *COSTS.get_or_init(|| {
         let costs = LazyPagesCosts::from(Schedule::default().memory_weights);
         [
             costs.signal_read.cost_for_one(),
@@ -92,25 +92,36 @@ pub fn page_gas(c: &PageCounts) -> u64 {
             costs.signal_write_after_read.cost_for_one(),
             costs.load_page_storage_data.cost_for_one(),
         ]
-    });
+    })
+}
+
+/// What gtest 2.0's default schedule charges for `c`'s page accesses ([`page_weights`]).
+pub fn page_gas(c: &PageCounts) -> u64 {
+    let [read, write, write_after_read, load] = page_weights();
     c.read as u64 * read
         + c.write as u64 * write
         + c.write_after_read as u64 * write_after_read
         + c.loaded as u64 * load
 }
 
-/// What gtest 2.0's default schedule charges before a message for loading the program's
-/// allocations (core-processor's `charge_for_allocations`): a storage read plus
-/// `load_allocations_per_interval` per run of held pages, and nothing when there are none.
-pub fn allocations_gas(c: &PageCounts) -> u64 {
+/// What gtest 2.0's default schedule charges a message for loading the program's allocations
+/// (core-processor's `charge_for_allocations`) when it holds any: a storage read, and
+/// `load_allocations_per_interval` per run of held pages.
+pub fn allocation_weights() -> [u64; 2] {
     static COSTS: OnceLock<[u64; 2]> = OnceLock::new();
-    let [read, per_interval] = *COSTS.get_or_init(|| {
+    *COSTS.get_or_init(|| {
         let costs = Schedule::default().process_costs();
         [
             costs.db.read.cost_for_one(),
             costs.load_allocations_per_interval.cost_for_one(),
         ]
-    });
+    })
+}
+
+/// What a message holding `c`'s runs pays for loading them ([`allocation_weights`]); nothing
+/// when there are none.
+pub fn allocations_gas(c: &PageCounts) -> u64 {
+    let [read, per_interval] = allocation_weights();
     if c.allocation_intervals == 0 {
         0
     } else {

@@ -257,6 +257,15 @@ pub fn layout_row(
         total: run.total_cost(),
         pages_read: sum(|c| c.read),
         pages_written: sum(|c| c.write),
+        pages_write_after_read: sum(|c| c.write_after_read),
+        pages_loaded: sum(|c| c.loaded),
+        allocation_intervals: sum(|c| c.allocation_intervals),
+        holding_messages: sum(|c| u32::from(c.allocation_intervals > 0)),
+        messages: Some(run.messages.len() as u64),
+        code_gas: Some(
+            crate::build::charge::code_gas(&artifact.bytes)
+                .with_context(|| format!("{} ({})", artifact.path.display(), artifact.config))?,
+        ),
     })
 }
 

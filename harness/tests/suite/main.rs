@@ -2,6 +2,7 @@
 //! wasmtime, so six of them cost six links and six times the disk.
 
 mod allocations;
+mod anatomy;
 mod arguments;
 mod authors_crate;
 // Named to come early: libtest starts tests in name order. Every default case on every variant

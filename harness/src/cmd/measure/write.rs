@@ -211,7 +211,14 @@ fn write_backend(
     let layouts = merge_points(&save("layouts.csv"), layouts, |r: &LayoutRow| {
         (r.case.as_str(), r.variant.as_str(), r.offset)
     })?;
-    write_csv(&save("layouts.csv"), &layouts)?;
+    if !galloc_lab::results::write_layouts(&save("layouts.csv"), &layouts)? {
+        eprintln!(
+            "{}: rows measured before the gas anatomy's columns existed stay as they were, so \
+             the file keeps their format and has no anatomy; measuring every case and variant \
+             again writes it whole (`just compare`, `just corpus`).",
+            save("layouts.csv").display()
+        );
+    }
     // Only gas runs the second workloads (`plan::second_on`).
     if !second_rows.is_empty() || save(SECOND).exists() {
         let rows = merge_points(&save(SECOND), second_rows, |r: &SecondRow| {
