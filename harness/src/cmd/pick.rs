@@ -71,11 +71,17 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         .unwrap_or_else(|| galloc_lab::build::external::default_out(ws, &program, &case));
     // The same stages as `lab measure`: plan, build and run, write and render; then the rule
     // for one program over the rows written.
+    // Gas decides; the fuel meter beside it counts the pages, so the answer can say where the
+    // pick's gain comes from (docs/ship.md, "Where the gas goes").
+    let backends = match backend {
+        BackendKind::Gtest => "gtest,wasmtime",
+        other => other.name(),
+    };
     let measuring = super::measure::Args::program(
         &args.program,
         &args.scenario,
         &variants.join(","),
-        backend.name(),
+        backends,
         args.layouts,
         &out,
         args.quiet,
@@ -96,5 +102,42 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         "{}",
         pick.answer(&case, backend, args.layouts, &ws.root().join("allocator"))
     );
+    if backend == BackendKind::Gtest {
+        println!("{}", where_from(ws, &out, &case, &pick)?);
+    }
     Ok(())
+}
+
+/// One line: where the pick's gain comes from (or, when it picks shipping, the closest
+/// candidate's change), by what Gear charges, on gtest against shipping; or why it cannot say.
+fn where_from(ws: &Workspace, out: &std::path::Path, case: &str, pick: &Pick) -> Result<String> {
+    use galloc_lab::analyse::anatomy::Anatomy;
+    let subject = match pick.variant.as_str() {
+        SHIPPING => match pick.candidates.first() {
+            Some(c) => c.variant.clone(),
+            None => return Ok(String::new()),
+        },
+        v => v.to_owned(),
+    };
+    let inputs = galloc_lab::report::inputs::Inputs::read(out)?;
+    // A variant whose calls here all take fresh pages has no price on this program alone: the
+    // lab's own results give it one.
+    let fallback = galloc_lab::report::inputs::lab_prices(&ws.results_dir())?;
+    let anatomy = Anatomy::of_with(&inputs.layouts, &inputs.messages, &inputs.ops, &fallback);
+    Ok(match anatomy.against(&subject, SHIPPING, &[case]) {
+        Some(p) => format!(
+            "  where `{subject}`'s {:+.2} % comes from (gtest, in points, at {} the fuel meter \
+             ran; docs/ship.md, \"Where the gas goes\"): {}",
+            p.expected_pct,
+            match p.deployments {
+                1 => "the 1 layout".to_owned(),
+                n => format!("the {n} layouts"),
+            },
+            galloc_lab::report::anatomy::sentence(&p)
+        ),
+        None => format!(
+            "  where `{subject}`'s change comes from cannot be said: no layout has both gtest's \
+             gas and the fuel meter's page counts, or `{subject}` has no allocator price"
+        ),
+    })
 }

@@ -44,6 +44,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         )
     })?;
     let mut out = ship_table::markdown(&ship);
+    ship_table::anatomy(&mut out, &ship);
     // The lab's own design against the target it must meet (the report prints it under the
     // table too).
     ship_table::target(&mut out, &ship);

@@ -72,7 +72,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
     if rows > 0 {
-        anatomy(&inputs, a.id, b.id);
+        anatomy(ws, &inputs, a.id, b.id)?;
     }
     if rows == 0 {
         // The recipe writes `results/`; any other directory is measured into with `--out`.
@@ -108,10 +108,17 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 
 /// The pair's anatomy on gtest over the directory's cases: where A's change against B comes
 /// from, by charge; or one line saying why there is none.
-fn anatomy(inputs: &galloc_lab::report::inputs::Inputs, a: &str, b: &str) {
+fn anatomy(
+    ws: &Workspace,
+    inputs: &galloc_lab::report::inputs::Inputs,
+    a: &str,
+    b: &str,
+) -> Result<()> {
     use galloc_lab::analyse::anatomy::Anatomy;
     use galloc_lab::report::anatomy::{table, LEGEND};
-    let anatomy = Anatomy::of(&inputs.layouts, &inputs.messages, &inputs.ops);
+    // A variant the directory's messages price none of borrows the lab's own price.
+    let fallback = galloc_lab::report::inputs::lab_prices(&ws.results_dir())?;
+    let anatomy = Anatomy::of_with(&inputs.layouts, &inputs.messages, &inputs.ops, &fallback);
     let cases: Vec<&str> = galloc_lab::report::inputs::cases_on(&inputs.totals, "gtest")
         .into_iter()
         .filter(|c| !anatomy.shared(c, a, b).is_empty())
@@ -129,4 +136,5 @@ fn anatomy(inputs: &galloc_lab::report::inputs::Inputs, a: &str, b: &str) {
              them; measuring again writes them)."
         ),
     }
+    Ok(())
 }

@@ -11,6 +11,7 @@ use super::inputs::Inputs;
 use super::{tables, verdicts};
 use crate::analyse::ship::Ship;
 use anyhow::{Context, Result};
+use galloc_variants::REFERENCE;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::Path;
@@ -196,7 +197,13 @@ impl Report {
 /// The report for `inputs`; `images` is where the charts are, relative to the results
 /// directory (case pages are one level deeper). With `ship` (the committed results, when the
 /// corpus has been measured), the main page opens with the ship verdict.
-pub fn render(inputs: &Inputs, images: &str, ship: Option<&Ship>, about: &About) -> Report {
+pub fn render(
+    inputs: &Inputs,
+    images: &str,
+    ship: Option<&Ship>,
+    about: &About,
+    anatomy: &crate::analyse::anatomy::Anatomy,
+) -> Report {
     let plan = charts::plan(inputs, ship);
     let cases = crate::report::inputs::cases_on(
         &inputs.totals,
@@ -208,17 +215,41 @@ pub fn render(inputs: &Inputs, images: &str, ship: Option<&Ship>, about: &About)
             .iter()
             .map(|case| {
                 let charts: Vec<&Chart> = plan.iter().filter(|c| c.case() == Some(case)).collect();
-                let text = case_page(
+                let mut text = case_page(
                     &inputs.of_case(case),
                     case,
                     &format!("../{images}"),
                     &charts,
                     about,
                 );
+                text.push_str(&case_anatomy(inputs, anatomy, case));
                 ((*case).to_owned(), text)
             })
             .collect(),
     }
+}
+
+/// A case page's last section: where each variant's change against shipping on this program
+/// comes from, by charge (docs/ship.md, "Where the gas goes"); empty without any.
+fn case_anatomy(inputs: &Inputs, anatomy: &crate::analyse::anatomy::Anatomy, case: &str) -> String {
+    use crate::report::anatomy::{header, row, LEGEND};
+    let mut out = String::new();
+    let variants = inputs
+        .totals
+        .iter()
+        .filter(|t| t.case == case && t.backend == "gtest" && t.variant != REFERENCE);
+    for t in variants {
+        if let Some(p) = anatomy.against(&t.variant, REFERENCE, &[case]) {
+            if out.is_empty() {
+                out.push_str(&header("variant"));
+            }
+            out.push_str(&row(&format!("`{}`", t.variant), &p.parts, p.expected_pct));
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("\n## Where the gas goes\n\nEach variant against `{REFERENCE}` on this program, on gtest. {LEGEND}\n\n{out}")
 }
 
 fn case_link(case: &str) -> String {
@@ -326,6 +357,10 @@ fn main_page(
                  and which pages each message touches at a cheap and a dear layout (page maps): \
                  [where the heap starts]({study}) (`just heap-skip`).\n"
             );
+        }
+        crate::report::ship_table::anatomy(&mut out, ship);
+        if let Some(c) = plan.iter().find(|c| c.file == "anatomy.png") {
+            let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
         }
         crate::report::ship_table::target(&mut out, ship);
     }

@@ -482,6 +482,41 @@ pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
     Ok(ship)
 }
 
+/// The anatomy a report explains with: with the ship verdict, the one it was explained with
+/// (the lab's results and the corpus together: one price per allocator across the ship table
+/// and every case page); else `inputs`' own runs, borrowing the price measured on the lab's
+/// results (`lab_results`) for a variant their messages price none of.
+pub fn report_anatomy(lab_results: &Path, inputs: &Inputs, ship: Option<&Ship>) -> Result<Anatomy> {
+    Ok(match ship {
+        Some(ship) => ship.explained.anatomy.clone(),
+        None => Anatomy::of_with(
+            &inputs.layouts,
+            &inputs.messages,
+            &inputs.ops,
+            &lab_prices(lab_results)?,
+        ),
+    })
+}
+
+/// Each variant's allocator price (gas per unit of fuel: [`Anatomy`]) measured on the lab's
+/// own results, `results` and the corpus beside it: what a program whose own messages price
+/// none of a variant's calls borrows. Empty where those results hold no messages.
+pub fn lab_prices(results: &Path) -> Result<BTreeMap<String, f64>> {
+    let mut messages = Vec::new();
+    for dir in [
+        results.to_path_buf(),
+        results.join(crate::results::CORPUS_DIR),
+    ] {
+        for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {
+            let file = dir.join(backend.name()).join("messages.csv.zst");
+            if file.exists() {
+                messages.extend(read_csv::<MessageRow>(&file)?);
+            }
+        }
+    }
+    Ok(Anatomy::of(&[], &messages, &[]).prices.allocator)
+}
+
 /// The anatomy ([`Anatomy`]) of every run in `dirs`: their layouts, messages and per-op rows on
 /// both embedded backends.
 pub fn anatomy(dirs: &[&Path]) -> Result<Anatomy> {

@@ -225,13 +225,13 @@ pub fn markdown(ship: &Ship) -> String {
         }
     }
     out.push('\n');
-    anatomy(&mut out, ship);
     out
 }
 
 /// Where each variant's change comes from, in the ship table's order, and what the bounds
-/// are over; or one line saying why there is no anatomy.
-fn anatomy(out: &mut String, ship: &Ship) {
+/// are over; or one line saying why there is no anatomy. (The report shows it after the ship
+/// section's chart, with its own; `lab ship` prints it after the table.)
+pub fn anatomy(out: &mut String, ship: &Ship) {
     let e = &ship.explained;
     let _ = writeln!(out, "### Where the gas goes\n");
     if e.points.is_empty() {

@@ -154,7 +154,8 @@ pub fn publish(
                 .with_context(|| format!("cannot remove the stale chart {}", path.display()))?;
         }
     }
-    let report = document::render(&inputs, link, ship.as_ref(), &about);
+    let anatomy = crate::report::inputs::report_anatomy(&ws.results_dir(), &inputs, ship.as_ref())?;
+    let report = document::render(&inputs, link, ship.as_ref(), &about, &anatomy);
     report.write(dir)?;
     let images_shown = if real == ws.results_dir() {
         ws.root().join("images")

@@ -5,7 +5,7 @@
 
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::document::{render, About};
-use galloc_lab::report::inputs::Inputs;
+use galloc_lab::report::inputs::{report_anatomy, Inputs};
 
 #[test]
 fn committed_report_is_rendered_from_committed_results() {
@@ -19,19 +19,17 @@ fn committed_report_is_rendered_from_committed_results() {
         .exists()
         .then(|| galloc_lab::report::inputs::ship(&dir, &corpus).unwrap());
     let about = |d: &std::path::Path| About::of(ws.root(), d, None);
-    let rendered = render(
-        &Inputs::read(&dir).unwrap(),
-        "../images",
-        ship.as_ref(),
-        &about(&dir),
-    );
+    let inputs = Inputs::read(&dir).unwrap();
+    let anatomy = report_anatomy(&dir, &inputs, ship.as_ref()).unwrap();
+    let rendered = render(&inputs, "../images", ship.as_ref(), &about(&dir), &anatomy);
     if let Some(file) = rendered.differs_from(&dir) {
         panic!("results/{file} differs from what results/*.csv render to; run `just report`");
     }
     // The corpus's report, likewise (its charts in its own images/).
     let corpus_inputs = Inputs::read(&corpus).unwrap();
+    let anatomy = report_anatomy(&dir, &corpus_inputs, None).unwrap();
     if let Some(file) =
-        render(&corpus_inputs, "images", None, &about(&corpus)).differs_from(&corpus)
+        render(&corpus_inputs, "images", None, &about(&corpus), &anatomy).differs_from(&corpus)
     {
         panic!(
             "results/corpus/{file} differs from what results/corpus/*.csv render to; run `just corpus`"

@@ -427,13 +427,18 @@ fn the_ship_table_is_what_the_csvs_say() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The ship table, then the design target: each as the report has it (the report puts the
-    // layouts chart between them).
+    // The ship table, where the gas goes, then the design target: each as the report has it
+    // (the report puts the layouts chart after the table, the anatomy chart after the anatomy).
     let printed = String::from_utf8(out.stdout).unwrap();
-    let (table, target) = printed
+    let (table, rest) = printed
+        .split_once("### Where the gas goes")
+        .expect("`lab ship` prints where the gas goes after the table");
+    let (anatomy, target) = rest
         .split_once("### The design target")
-        .expect("`lab ship` prints the design target after the table");
+        .expect("`lab ship` prints the design target after the anatomy");
     assert!(report.contains(table), "`lab ship` printed\n{table}");
+    let anatomy = format!("### Where the gas goes{anatomy}");
+    assert!(report.contains(&anatomy), "`lab ship` printed\n{anatomy}");
     let target = format!("### The design target{target}");
     assert!(report.contains(&target), "`lab ship` printed\n{target}");
 }

@@ -139,6 +139,18 @@ impl Anatomy {
     /// fuel meter's per-op rows. Runs without the allocator's price or the probe's messages at
     /// the linker's layout are left out too.
     pub fn of(layouts: &[LayoutRow], messages: &[MessageRow], ops: &[OpRow]) -> Self {
+        Self::of_with(layouts, messages, ops, &BTreeMap::new())
+    }
+
+    /// [`Anatomy::of`], with `fallback`'s price for a variant whose messages here price none
+    /// (none of its calls ran without first-touching a page: a program that allocates once, or
+    /// only into fresh pages): the price is the allocator's, measured on other programs.
+    pub fn of_with(
+        layouts: &[LayoutRow],
+        messages: &[MessageRow],
+        ops: &[OpRow],
+        fallback: &BTreeMap<String, f64>,
+    ) -> Self {
         let gas: BTreeMap<_, &MessageRow> = messages
             .iter()
             .filter(|m| m.backend == "gtest")
@@ -154,8 +166,10 @@ impl Anatomy {
                 .entry((m.case.clone(), m.variant.clone()))
                 .or_default() += m.allocator_cost;
         }
+        let mut allocator = fallback.clone();
+        allocator.extend(allocator_prices(&gas, &fuel));
         let prices = Prices {
-            allocator: allocator_prices(&gas, &fuel),
+            allocator,
             program: BTreeMap::new(),
         };
         let fuel_at: BTreeMap<(String, String, u32), &LayoutRow> = layouts
@@ -240,6 +254,8 @@ pub struct Explained {
     pub limits: Option<Limits>,
     /// The designs the bounds are over.
     pub designs: Vec<String>,
+    /// Every run's anatomy the figures come from (the case pages show each program's).
+    pub anatomy: Anatomy,
 }
 
 impl Explained {
@@ -254,6 +270,7 @@ impl Explained {
                 .collect(),
             limits: anatomy.limits(designs, reference, programs),
             designs: designs.iter().map(|d| (*d).to_owned()).collect(),
+            anatomy: anatomy.clone(),
         }
     }
 }

@@ -15,6 +15,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
+mod anatomy;
 mod calls;
 mod deployments;
 mod font;
@@ -80,6 +81,8 @@ enum Kind {
     /// Per program of the ship verdict, shipping's and the lab's design's gas over the heap
     /// layouts, against shipping's cheapest.
     Deployments,
+    /// Where each variant's change comes from, by charge, and the lab's design per program.
+    Anatomy,
     /// Distribution of every call's fuel per op and variant, from the traces.
     Distribution { case: String },
     /// Cost per message over the scenario per variant, and the running total against the
@@ -135,6 +138,17 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
             ),
             kind: Kind::Deployments,
         });
+        if !ship.explained.points.is_empty() {
+            charts.push(Chart {
+                file: "anatomy.png".into(),
+                caption: format!(
+                    "where the gas goes: each variant's expected change against {REFERENCE} over                      the {} programs split by what Gear charges (code, instructions, page charges                      by kind, held runs, the rest), in points; below, the lab's design (`{}`) on                      each program",
+                    ship.programs.len(),
+                    galloc_variants::DESIGN
+                ),
+                kind: Kind::Anatomy,
+            });
+        }
     }
     let headline = headline_backend(&inputs.totals);
     let matrix = crate::report::verdicts::Matrix::of(inputs);
@@ -256,6 +270,10 @@ pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<C
             Kind::Design => verdicts::design(inputs, &path),
             Kind::Deployments => match ship {
                 Some(ship) => deployments::layouts(ship, &path),
+                None => Ok(()),
+            },
+            Kind::Anatomy => match ship {
+                Some(ship) => anatomy::anatomy(ship, &path),
                 None => Ok(()),
             },
             Kind::Ops { case } => calls::avg_per_op(&inputs.ops, case, &path),
