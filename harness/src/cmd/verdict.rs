@@ -136,5 +136,25 @@ fn anatomy(
              them; measuring again writes them)."
         ),
     }
+    // The prices the instructions part uses, whatever the layouts hold: the probe's messages
+    // alone measure them.
+    let price = |v: &str| {
+        anatomy.prices.allocator.get(v).map_or_else(
+            || "not measured".to_owned(),
+            |p| {
+                format!(
+                    "{} gas a unit of fuel",
+                    galloc_lab::report::tables::thousands(p.round() as u64)
+                )
+            },
+        )
+    };
+    println!(
+        "\nAllocator instruction prices (the median, over messages whose allocator calls \
+         first-touch no page, of gtest's allocator gas over the fuel meter's allocator fuel): \
+         {a} {}, {b} {}.",
+        price(a),
+        price(b)
+    );
     Ok(())
 }

@@ -234,6 +234,25 @@ pub fn markdown(ship: &Ship) -> String {
 pub fn anatomy(out: &mut String, ship: &Ship) {
     let e = &ship.explained;
     let _ = writeln!(out, "### Where the gas goes\n");
+    // The instructions' prices come from the probe's messages alone: measured whatever the
+    // layouts hold.
+    let prices: Vec<String> = std::iter::once(REFERENCE)
+        .chain(ship.rows.iter().map(|r| r.variant.as_str()))
+        .filter_map(|v| {
+            let p = e.anatomy.prices.allocator.get(v)?;
+            Some(format!("`{v}` {}", thousands(p.round() as u64)))
+        })
+        .collect();
+    if !prices.is_empty() {
+        let _ = writeln!(
+            out,
+            "Allocator instructions cost, in gas per unit of fuel (the median, over the messages \
+             of all {} programs whose allocator calls first-touch no page, of gtest's allocator \
+             gas over the fuel meter's allocator fuel): {}.\n",
+            ship.programs.len(),
+            prices.join(", ")
+        );
+    }
     if e.points.is_empty() {
         let _ = writeln!(
             out,
