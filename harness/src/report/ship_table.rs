@@ -25,6 +25,22 @@ fn with_interval(p: &Population) -> String {
     )
 }
 
+/// A population's five cells of the ship table: expected (interval), worst program, dearer,
+/// worst deployment, own spread.
+fn standing(p: &Population) -> String {
+    format!(
+        "{} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} %",
+        with_interval(p),
+        p.worst_program.1,
+        p.worst_program.0,
+        100.0 * p.dearer_share,
+        p.worst_deployment.2,
+        p.worst_deployment.0,
+        thousands(u64::from(p.worst_deployment.1)),
+        p.own_spread_pct
+    )
+}
+
 /// The sentence a maintainer can quote: the named variant's standing, or, when the rule names
 /// shipping, the standing of the variant closest to it and why it was not admitted.
 pub fn quotable(ship: &Ship) -> String {
@@ -179,16 +195,9 @@ pub fn markdown(ship: &Ship) -> String {
         let p = &row.all;
         let _ = writeln!(
             out,
-            "| `{}` | {} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} % | {} | {} | {} / {} / {} / {} | {} |{} {} |",
+            "| `{}` | {} | {} | {} | {} / {} / {} / {} | {} |{} {} |",
             row.variant,
-            with_interval(p),
-            p.worst_program.1,
-            p.worst_program.0,
-            100.0 * p.dearer_share,
-            p.worst_deployment.2,
-            p.worst_deployment.0,
-            thousands(u64::from(p.worst_deployment.1)),
-            p.own_spread_pct,
+            standing(p),
             row.held_out.as_ref().map(with_interval).unwrap_or_default(),
             row.second.as_ref().map(with_interval).unwrap_or_default(),
             row.count(Verdict::Better),
@@ -211,15 +220,8 @@ pub fn markdown(ship: &Ship) -> String {
         ] {
             let _ = writeln!(
                 out,
-                "| *{name}* | {} | {:+.2} % (`{}`) | {:.2} % | {:+.2} % (`{}` at {}) | {:.2} % | | | | |{} a bound over measured designs, not a variant |",
-                with_interval(p),
-                p.worst_program.1,
-                p.worst_program.0,
-                100.0 * p.dearer_share,
-                p.worst_deployment.2,
-                p.worst_deployment.0,
-                thousands(u64::from(p.worst_deployment.1)),
-                p.own_spread_pct,
+                "| *{name}* | {} | | | | |{} a bound over measured designs, not a variant |",
+                standing(p),
                 to_limits(p.expected_pct),
             );
         }
