@@ -111,7 +111,6 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 /// One line: where the pick's gain comes from (or, when it picks shipping, the closest
 /// candidate's change), by what Gear charges, on gtest against shipping; or why it cannot say.
 fn where_from(ws: &Workspace, out: &std::path::Path, case: &str, pick: &Pick) -> Result<String> {
-    use galloc_lab::analyse::anatomy::Anatomy;
     let subject = match pick.variant.as_str() {
         SHIPPING => match pick.candidates.first() {
             Some(c) => c.variant.clone(),
@@ -122,8 +121,11 @@ fn where_from(ws: &Workspace, out: &std::path::Path, case: &str, pick: &Pick) ->
     let inputs = galloc_lab::report::inputs::Inputs::read(out)?;
     // A variant whose calls here all take fresh pages has no price on this program alone: the
     // lab's own results give it one.
-    let fallback = galloc_lab::report::inputs::lab_prices(&ws.results_dir())?;
-    let anatomy = Anatomy::of_with(&inputs.layouts, &inputs.messages, &inputs.ops, &fallback);
+    let anatomy = galloc_lab::report::inputs::anatomy_borrowing(
+        &ws.results_dir(),
+        &inputs,
+        &[SHIPPING, subject.as_str()],
+    )?;
     Ok(match anatomy.against(&subject, SHIPPING, &[case]) {
         Some(p) => format!(
             "  where `{subject}`'s {:+.2} % comes from (gtest, in points, at {} the fuel meter \

@@ -114,11 +114,10 @@ fn anatomy(
     a: &str,
     b: &str,
 ) -> Result<()> {
-    use galloc_lab::analyse::anatomy::Anatomy;
     use galloc_lab::report::anatomy::{table, LEGEND};
     // A variant the directory's messages price none of borrows the lab's own price.
-    let fallback = galloc_lab::report::inputs::lab_prices(&ws.results_dir())?;
-    let anatomy = Anatomy::of_with(&inputs.layouts, &inputs.messages, &inputs.ops, &fallback);
+    let anatomy =
+        galloc_lab::report::inputs::anatomy_borrowing(&ws.results_dir(), inputs, &[a, b])?;
     let cases: Vec<&str> = galloc_lab::report::inputs::cases_on(&inputs.totals, "gtest")
         .into_iter()
         .filter(|c| !anatomy.shared(c, a, b).is_empty())

@@ -487,15 +487,29 @@ pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
 /// and every case page); else `inputs`' own runs, borrowing the price measured on the lab's
 /// results (`lab_results`) for a variant their messages price none of.
 pub fn report_anatomy(lab_results: &Path, inputs: &Inputs, ship: Option<&Ship>) -> Result<Anatomy> {
-    Ok(match ship {
-        Some(ship) => ship.explained.anatomy.clone(),
-        None => Anatomy::of_with(
-            &inputs.layouts,
-            &inputs.messages,
-            &inputs.ops,
-            &lab_prices(lab_results)?,
-        ),
-    })
+    match ship {
+        Some(ship) => Ok(ship.explained.anatomy.clone()),
+        None => {
+            let variants: Vec<&str> = inputs.totals.iter().map(|t| t.variant.as_str()).collect();
+            anatomy_borrowing(lab_results, inputs, &variants)
+        }
+    }
+}
+
+/// `inputs`' anatomy; when their messages price none of a variant among `needed`'s calls, the
+/// price measured on the lab's own results (`lab_results`) stands in, read only then (a
+/// million rows).
+pub fn anatomy_borrowing(lab_results: &Path, inputs: &Inputs, needed: &[&str]) -> Result<Anatomy> {
+    let own = Anatomy::of(&inputs.layouts, &inputs.messages, &inputs.ops);
+    if needed.iter().all(|v| own.prices.allocator.contains_key(*v)) {
+        return Ok(own);
+    }
+    Ok(Anatomy::of_with(
+        &inputs.layouts,
+        &inputs.messages,
+        &inputs.ops,
+        &lab_prices(lab_results)?,
+    ))
 }
 
 /// Each variant's allocator price (gas per unit of fuel: [`Anatomy`]) measured on the lab's
