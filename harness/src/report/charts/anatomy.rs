@@ -242,6 +242,8 @@ mod tests {
         };
         super::super::load_font().unwrap();
         let path = std::env::temp_dir().join("galloc-lab-anatomy.png");
+        // An earlier run's chart must not pass for this one's.
+        let _ = std::fs::remove_file(&path);
         anatomy(&ship, &path).unwrap();
         let png = std::fs::read(&path).unwrap();
         // A PNG, as wide as every chart.
