@@ -245,7 +245,7 @@ impl Ship {
 
     /// Fills [`Ship::explained`] from `anatomy`: each row against shipping over the programs
     /// judged, and the bounds over shipping and the rows the lab's own tests pass.
-    pub fn explain(&mut self, anatomy: &Anatomy) {
+    pub fn explain(&mut self, anatomy: Anatomy) {
         let programs: Vec<&str> = self.programs.iter().map(String::as_str).collect();
         let variants: Vec<&str> = self.rows.iter().map(|r| r.variant.as_str()).collect();
         let safe = self.rows.iter().filter(|r| !r.is_unsafe());

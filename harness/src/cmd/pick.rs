@@ -121,7 +121,7 @@ fn where_from(ws: &Workspace, out: &std::path::Path, case: &str, pick: &Pick) ->
     let inputs = galloc_lab::report::inputs::Inputs::read(out)?;
     // A variant whose calls here all take fresh pages has no price on this program alone: the
     // lab's own results give it one.
-    let anatomy = galloc_lab::report::inputs::anatomy_borrowing(
+    let anatomy = galloc_lab::report::anatomy_rows::anatomy_borrowing(
         &ws.results_dir(),
         &inputs,
         &[SHIPPING, subject.as_str()],

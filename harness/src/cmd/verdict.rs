@@ -117,7 +117,7 @@ fn anatomy(
     use galloc_lab::report::anatomy::{table, LEGEND};
     // A variant the directory's messages price none of borrows the lab's own price.
     let anatomy =
-        galloc_lab::report::inputs::anatomy_borrowing(&ws.results_dir(), inputs, &[a, b])?;
+        galloc_lab::report::anatomy_rows::anatomy_borrowing(&ws.results_dir(), inputs, &[a, b])?;
     let cases: Vec<&str> = galloc_lab::report::inputs::cases_on(&inputs.totals, "gtest")
         .into_iter()
         .filter(|c| !anatomy.shared(c, a, b).is_empty())

@@ -455,6 +455,12 @@ pub fn target_held_out() -> Vec<&'static str> {
 /// in `results`, the corpus's in `corpus`, and the allocator's code bytes in
 /// `results/code-size.csv`. The caller holds both directories' locks and has verified them.
 pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
+    ship_given(results, corpus, None)
+}
+
+/// [`ship`], with the rows of `results` already read (`read`: the report has them), so they are
+/// not read again for the anatomy.
+pub fn ship_given(results: &Path, corpus: &Path, read: Option<&Inputs>) -> Result<Ship> {
     if !corpus.join(crate::results::MANIFEST).exists() {
         bail!(
             "{}: no corpus results; `just corpus` measures the corpus there",
@@ -478,79 +484,53 @@ pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
         &second,
         &code_bytes,
     )?;
-    ship.explain(&anatomy(&[results, corpus])?);
+    let mut rows = AnatomyRows::default();
+    match read {
+        Some(inputs) => rows.add(inputs),
+        None => rows.read(results)?,
+    }
+    rows.read(corpus)?;
+    ship.explain(rows.anatomy());
     Ok(ship)
 }
 
-/// The anatomy a report explains with: with the ship verdict, the one it was explained with
-/// (the lab's results and the corpus together: one price per allocator across the ship table
-/// and every case page); else `inputs`' own runs, borrowing the price measured on the lab's
-/// results (`lab_results`) for a variant their messages price none of.
-pub fn report_anatomy(lab_results: &Path, inputs: &Inputs, ship: Option<&Ship>) -> Result<Anatomy> {
-    match ship {
-        Some(ship) => Ok(ship.explained.anatomy.clone()),
-        None => {
-            let variants: Vec<&str> = inputs.totals.iter().map(|t| t.variant.as_str()).collect();
-            anatomy_borrowing(lab_results, inputs, &variants)
-        }
-    }
+/// The rows an anatomy is made of ([`Anatomy::of`]), gathered from result sets.
+#[derive(Default)]
+struct AnatomyRows {
+    layouts: Vec<LayoutRow>,
+    messages: Vec<MessageRow>,
+    ops: Vec<OpRow>,
 }
 
-/// `inputs`' anatomy; when their messages price none of a variant among `needed`'s calls, the
-/// price measured on the lab's own results (`lab_results`) stands in, read only then (a
-/// million rows).
-pub fn anatomy_borrowing(lab_results: &Path, inputs: &Inputs, needed: &[&str]) -> Result<Anatomy> {
-    let own = Anatomy::of(&inputs.layouts, &inputs.messages, &inputs.ops);
-    if needed.iter().all(|v| own.prices.allocator.contains_key(*v)) {
-        return Ok(own);
+impl AnatomyRows {
+    /// The rows of `inputs`, already read.
+    fn add(&mut self, inputs: &Inputs) {
+        self.layouts.extend_from_slice(&inputs.layouts);
+        self.messages.extend_from_slice(&inputs.messages);
+        self.ops.extend_from_slice(&inputs.ops);
     }
-    Ok(Anatomy::of_with(
-        &inputs.layouts,
-        &inputs.messages,
-        &inputs.ops,
-        &lab_prices(lab_results)?,
-    ))
-}
 
-/// Each variant's allocator price (gas per unit of fuel: [`Anatomy`]) measured on the lab's
-/// own results, `results` and the corpus beside it: what a program whose own messages price
-/// none of a variant's calls borrows. Empty where those results hold no messages.
-pub fn lab_prices(results: &Path) -> Result<BTreeMap<String, f64>> {
-    let mut messages = Vec::new();
-    for dir in [
-        results.to_path_buf(),
-        results.join(crate::results::CORPUS_DIR),
-    ] {
-        for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {
-            let file = dir.join(backend.name()).join("messages.csv.zst");
-            if file.exists() {
-                messages.extend(read_csv::<MessageRow>(&file)?);
-            }
-        }
-    }
-    Ok(Anatomy::of(&[], &messages, &[]).prices.allocator)
-}
-
-/// The anatomy ([`Anatomy`]) of every run in `dirs`: their layouts, messages and per-op rows on
-/// both embedded backends.
-pub fn anatomy(dirs: &[&Path]) -> Result<Anatomy> {
-    let (mut layouts, mut messages, mut ops) = (Vec::new(), Vec::new(), Vec::new());
-    for dir in dirs {
+    /// The layouts, messages and per-op rows of `dir` on both embedded backends.
+    fn read(&mut self, dir: &Path) -> Result<()> {
         for backend in [BackendKind::Gtest, BackendKind::Wasmtime] {
             let d = dir.join(backend.name());
-            let read = |file: &str| d.join(file).exists().then(|| d.join(file));
-            if let Some(f) = read("layouts.csv") {
-                layouts.extend(read_csv::<LayoutRow>(&f)?);
+            let file = |name: &str| d.join(name).exists().then(|| d.join(name));
+            if let Some(f) = file("layouts.csv") {
+                self.layouts.extend(read_csv::<LayoutRow>(&f)?);
             }
-            if let Some(f) = read("messages.csv.zst") {
-                messages.extend(read_csv::<MessageRow>(&f)?);
+            if let Some(f) = file("messages.csv.zst") {
+                self.messages.extend(read_csv::<MessageRow>(&f)?);
             }
-            if let Some(f) = read("ops.csv") {
-                ops.extend(read_csv::<OpRow>(&f)?);
+            if let Some(f) = file("ops.csv") {
+                self.ops.extend(read_csv::<OpRow>(&f)?);
             }
         }
+        Ok(())
     }
-    Ok(Anatomy::of(&layouts, &messages, &ops))
+
+    fn anatomy(&self) -> Anatomy {
+        Anatomy::of(&self.layouts, &self.messages, &self.ops)
+    }
 }
 
 /// The sweep's and the second workloads' rows of every results directory in `dirs`.

@@ -8,11 +8,13 @@
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`ship_table`]: the ship verdict's table.
 //! - [`anatomy`]: where the gas goes: a variant's change against shipping, by charge.
+//! - [`anatomy_rows`]: the anatomy a report explains with, and the lab's prices a program borrows.
 //! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 
 pub mod anatomy;
+pub mod anatomy_rows;
 pub mod charts;
 pub mod document;
 pub mod heap;

@@ -207,6 +207,22 @@ pub fn write_layouts(path: &Path, rows: &[LayoutRow]) -> Result<bool> {
     Ok(false)
 }
 
+impl MessageRow {
+    /// The plain build's page counts the row keeps (not `changed`, which no analysis uses; the
+    /// first-touch split is the probe build's), zero where the backend counts none.
+    pub fn page_counts(&self) -> pages::PageCounts {
+        pages::PageCounts {
+            read: self.pages_read.unwrap_or(0),
+            write: self.pages_written.unwrap_or(0),
+            write_after_read: self.pages_write_after_read.unwrap_or(0),
+            loaded: self.pages_loaded.unwrap_or(0),
+            changed: 0,
+            allocation_intervals: self.allocation_intervals.unwrap_or(0),
+            first_touch: None,
+        }
+    }
+}
+
 /// The plain build of one case at the linker's layout with its heap base alone moved up by
 /// `skip` bytes (`lab heap-skip`: what share of the layout spread is the allocator's).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

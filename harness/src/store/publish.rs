@@ -94,6 +94,7 @@ fn ship_verdict(
     ws: &Workspace,
     dir: &Path,
     real: &Path,
+    inputs: &Inputs,
 ) -> Result<Option<crate::analyse::ship::Ship>> {
     let corpus = real.join(crate::results::CORPUS_DIR);
     let outside = metadata::read(dir).is_some_and(|m| m.program.is_some());
@@ -101,7 +102,7 @@ fn ship_verdict(
         return Ok(None);
     }
     let _lock = crate::store::checked(ws, &corpus)?;
-    crate::report::inputs::ship(dir, &corpus).map(Some)
+    crate::report::inputs::ship_given(dir, &corpus, Some(inputs)).map(Some)
 }
 
 /// What [`publish`] made: the inputs, and the line that says what was written, for the
@@ -139,7 +140,7 @@ pub fn publish(
     } else {
         "images"
     };
-    let ship = ship_verdict(ws, dir, real)?;
+    let ship = ship_verdict(ws, dir, real, &inputs)?;
     let drawn = charts::draw(&inputs, ship.as_ref(), images)?;
     // A chart the results no longer support (or the lab no longer draws) goes: the directory
     // holds what this report shows, nothing stale.
@@ -154,7 +155,8 @@ pub fn publish(
                 .with_context(|| format!("cannot remove the stale chart {}", path.display()))?;
         }
     }
-    let anatomy = crate::report::inputs::report_anatomy(&ws.results_dir(), &inputs, ship.as_ref())?;
+    let anatomy =
+        crate::report::anatomy_rows::report_anatomy(&ws.results_dir(), &inputs, ship.as_ref())?;
     let report = document::render(&inputs, link, ship.as_ref(), &about, &anatomy);
     report.write(dir)?;
     let images_shown = if real == ws.results_dir() {

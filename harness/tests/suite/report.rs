@@ -4,8 +4,9 @@
 //! report wherever it is.
 
 use galloc_lab::build::workspace::Workspace;
+use galloc_lab::report::anatomy_rows::report_anatomy;
 use galloc_lab::report::document::{render, About};
-use galloc_lab::report::inputs::{report_anatomy, Inputs};
+use galloc_lab::report::inputs::Inputs;
 
 #[test]
 fn committed_report_is_rendered_from_committed_results() {

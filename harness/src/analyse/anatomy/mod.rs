@@ -261,7 +261,7 @@ pub struct Explained {
 impl Explained {
     /// `variants` against shipping on `programs`, and the bounds over `designs` (shipping
     /// among them).
-    pub fn of(anatomy: &Anatomy, programs: &[&str], variants: &[&str], designs: &[&str]) -> Self {
+    pub fn of(anatomy: Anatomy, programs: &[&str], variants: &[&str], designs: &[&str]) -> Self {
         let reference = galloc_variants::REFERENCE;
         Explained {
             points: variants
@@ -270,7 +270,7 @@ impl Explained {
                 .collect(),
             limits: anatomy.limits(designs, reference, programs),
             designs: designs.iter().map(|d| (*d).to_owned()).collect(),
-            anatomy: anatomy.clone(),
+            anatomy,
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::key;
 use crate::analyse::fit::least_squares;
 use crate::analyse::layout::median;
-use crate::results::pages::{allocation_weights, page_weights};
+use crate::results::pages::{allocations_gas, page_gas};
 use crate::results::MessageRow;
 use std::collections::BTreeMap;
 
@@ -55,8 +55,6 @@ pub(super) fn program_prices(
     code: &BTreeMap<(String, String), u64>,
     allocator: &BTreeMap<String, f64>,
 ) -> BTreeMap<String, f64> {
-    let [read, write, write_after_read, load] = page_weights().map(|w| w as f64);
-    let [storage_read, per_interval] = allocation_weights().map(|w| w as f64);
     let mut by_program: BTreeMap<String, (Vec<Vec<f64>>, Vec<f64>)> = BTreeMap::new();
     for f in fuel {
         let (Some(g), Some(code), Some(price)) = (
@@ -69,18 +67,10 @@ pub(super) fn program_prices(
         if f.message == 0 || f.failed || g.failed {
             continue;
         }
-        let n = |x: Option<u32>| f64::from(x.unwrap_or(0));
-        let intervals = n(f.allocation_intervals);
+        let counts = f.page_counts();
         let named = *code as f64
-            + n(f.pages_read) * read
-            + n(f.pages_written) * write
-            + n(f.pages_write_after_read) * write_after_read
-            + n(f.pages_loaded) * load
-            + if intervals > 0.0 {
-                storage_read + intervals * per_interval
-            } else {
-                0.0
-            }
+            + page_gas(&counts) as f64
+            + allocations_gas(&counts) as f64
             + f.allocator_cost as f64 * price;
         let entry = by_program.entry(f.case.clone()).or_default();
         entry

@@ -370,7 +370,7 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
                     messages: fuel
                         .iter()
                         .zip(&gas)
-                        .map(|(f, g)| (f.cost, pages_of(f), g.cost))
+                        .map(|(f, g)| (f.cost, f.page_counts(), g.cost))
                         .collect(),
                 })
             })
@@ -412,20 +412,6 @@ fn merge_points<R: serde::de::DeserializeOwned>(
             || measured.contains(&(case, variant, offset))
     });
     Ok(all)
-}
-
-/// The plain build's page counts a message row keeps (all but `changed`, which the agreement
-/// does not use; the first-touch split is the probe build's).
-fn pages_of(m: &MessageRow) -> galloc_lab::run::backend::PageCounts {
-    galloc_lab::run::backend::PageCounts {
-        read: m.pages_read.unwrap_or(0),
-        write: m.pages_written.unwrap_or(0),
-        write_after_read: m.pages_write_after_read.unwrap_or(0),
-        loaded: m.pages_loaded.unwrap_or(0),
-        changed: 0,
-        allocation_intervals: m.allocation_intervals.unwrap_or(0),
-        first_touch: None,
-    }
 }
 
 /// The package a stored row's case runs: from this run's scenarios, else the lab's own cases,
