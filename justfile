@@ -29,7 +29,7 @@ _apt package:
 # Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter, gtest and, when LAB_NODE or LAB_NODE_BIN names one, a real node (results/, results/README.md, results/metadata.json, images/). Without a node it says so in one line and runs the rest. Runs whose builds did not change are reused from target/lab/cache.
 compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
-# Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and 4 of them on fuel: results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
+# Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and on fuel (the second workload at 4 of them, on gas): results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
 measure variants="all" cases="default" backends="gtest,wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{quote(backends)}} --variants {{quote(variants)}} --cases {{quote(cases)}}
 
@@ -68,7 +68,7 @@ bless variants="all" cases="default" backends="all": (compare variants cases bac
 # The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
 gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 
-# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page, every 4th on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): docs/verdicts.md, "Is the sweep enough?" has its table.
+# Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page on gas and on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): docs/verdicts.md, "Is the sweep enough?" has its table.
 sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends="wasmtime,gtest": setup
     rm -rf target/lab/sweep-check
     cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{quote(backends)}} --variants {{quote("shipping," + variants)}} --cases {{quote(cases)}}

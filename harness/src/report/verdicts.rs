@@ -100,7 +100,7 @@ pub fn verdict_rule(inputs: &Inputs) -> String {
             .collect()
     };
     let offsets = offsets_on(lead);
-    // The fuel meter runs a thinner sweep (`plan::FUEL_STRIDE`): say which points.
+    // A backend that ran a thinner sweep (`--fuel-stride`): say which points.
     let other_offsets = other
         .map(|o| (o, offsets_on(o)))
         .filter(|(_, o)| *o != offsets)

@@ -19,11 +19,18 @@ use anyhow::{bail, Result};
 /// the lab swept before ([`offsets`]) missed on 2, and 8 stratified points on 3.
 pub const POINTS: u32 = 16;
 
-/// The fuel meter runs every this many of the sweep's points (in offset order, 0 first): fuel
-/// barely moves with the layout (the grid: at most 0.17 points of percent between a pair's
-/// lowest and highest difference), so 4 points, one in each Gear page of the Wasm page, keep
-/// every fuel verdict the grid gives while the sweep costs 1.25x the runs of 8 on both.
-pub const FUEL_STRIDE: usize = 4;
+/// The fuel meter runs every this many of the sweep's points (in offset order, 0 first): all
+/// of them. Fuel itself barely moves with the layout (the grid: at most 0.17 points of percent
+/// between a pair's lowest and highest difference), but the gas anatomy (docs/ship.md, "Where
+/// the gas goes") prices each deployment's pages from the fuel meter's counts of them, so the
+/// meter runs wherever gas does and nothing is assumed between its points; a fuel run costs
+/// about a quarter of a gas run, so this is about an eighth more `just compare`.
+pub const FUEL_STRIDE: usize = 1;
+
+/// Second workloads run on gas at every this many of the sweep's points (0, 17, 34 and 51 KiB
+/// of the default sweep: one in each Gear page of the Wasm page), which keeps `just compare`
+/// within 1.5 times the runs of the earlier sweep ([`second_on`]).
+pub const SECOND_STRIDE: usize = 4;
 
 /// `points` offsets spread evenly over one Gear page, 0 first, each a multiple of 16 (static
 /// data keeps its alignment): the sweep the lab ran before [`stratified`] (`--one-gear-page`),
@@ -89,16 +96,15 @@ pub fn default_on(backend: BackendKind) -> Vec<u32> {
     on(backend, &default_sweep(), FUEL_STRIDE)
 }
 
-/// The offsets of `offsets` at which a case's second workload runs on `backend`: on gas the
-/// fuel meter's points (`fuel_stride`: one in each Gear page of the Wasm page), which keeps
-/// `just compare` within 1.5 times the runs of the earlier sweep; none on the fuel meter (its
+/// The offsets of `offsets` at which a case's second workload runs on `backend`: on gas every
+/// `stride`th ([`SECOND_STRIDE`] in the default sweep); none on the fuel meter (its
 /// verdicts barely move: docs/verdicts.md, "Is the sweep enough?") and none at a single layout (the gate
 /// compares totals at the linker's layout, not verdicts).
-pub fn second_on(backend: BackendKind, offsets: &[u32], fuel_stride: usize) -> Vec<u32> {
+pub fn second_on(backend: BackendKind, offsets: &[u32], stride: usize) -> Vec<u32> {
     if backend == BackendKind::Wasmtime || offsets.len() < 2 {
         return Vec::new();
     }
-    on(BackendKind::Wasmtime, offsets, fuel_stride)
+    offsets.iter().copied().step_by(stride.max(1)).collect()
 }
 
 /// Every `step` bytes over one Wasm page, 0 first: the dense grid `just sweep-check` holds
@@ -112,7 +118,7 @@ pub fn grid(step: u32) -> Result<Vec<u32>> {
 
 /// The default sweep's second-workload offsets on `backend`: what `results/` holds.
 pub fn default_second_on(backend: BackendKind) -> Vec<u32> {
-    second_on(backend, &default_sweep(), FUEL_STRIDE)
+    second_on(backend, &default_sweep(), SECOND_STRIDE)
 }
 
 #[cfg(test)]
@@ -142,16 +148,23 @@ mod tests {
                 52224, 56320, 60416, 64512
             ]
         );
-        // Every 1 KiB of the Gear page once, every quarter of the Wasm page four times; the
-        // fuel meter at a stride of 4 one point in each quarter.
+        // Every 1 KiB of the Gear page once, every quarter of the Wasm page four times; a
+        // stride of 4 (the second workloads') one point in each quarter.
         let mut in_gear_page: Vec<u32> = all.iter().map(|o| o % GEAR_PAGE).collect();
         in_gear_page.sort_unstable();
         assert_eq!(in_gear_page, (0..16).map(|i| i * 1024).collect::<Vec<_>>());
         assert_eq!(on(BackendKind::Gtest, &all, 4), all);
         assert_eq!(on(BackendKind::Wasmtime, &all, 4), [0, 17408, 34816, 52224]);
-        // The default sweep is exactly this: 16 on gas, 4 on fuel.
+        // The default sweep is exactly this: 16 on gas and on fuel, second workloads at 4 on
+        // gas and none on fuel.
         assert_eq!(default_on(BackendKind::Gtest), all);
-        assert_eq!(default_on(BackendKind::Wasmtime), [0, 17408, 34816, 52224]);
+        assert_eq!(default_on(BackendKind::Wasmtime), all);
+        assert_eq!(
+            default_second_on(BackendKind::Gtest),
+            [0, 17408, 34816, 52224]
+        );
+        assert!(default_second_on(BackendKind::Wasmtime).is_empty());
+        assert!(second_on(BackendKind::Gtest, &[0], 4).is_empty());
         assert_eq!(on(BackendKind::Wasmtime, &[0], 4), [0]);
         let eight = stratified(8).unwrap();
         assert_eq!(eight, [0, 8192, 18432, 26624, 36864, 45056, 55296, 63488]);

@@ -14,6 +14,7 @@ mod codebase;
 mod contracts;
 mod counting;
 mod dropin;
+mod explained;
 mod heap;
 mod integrity;
 mod layouts;

@@ -72,7 +72,7 @@ fn verdict(d: &[f64]) -> &'static str {
     }
 }
 
-fn median(mut d: Vec<f64>) -> f64 {
+pub(crate) fn median(mut d: Vec<f64>) -> f64 {
     d.sort_by(f64::total_cmp);
     let n = d.len();
     if n % 2 == 1 {
@@ -179,7 +179,7 @@ pub(crate) fn measures(
 }
 
 /// Every number in a table cell, thousands separators read through.
-fn numbers(cell: &str) -> Vec<f64> {
+pub(crate) fn numbers(cell: &str) -> Vec<f64> {
     let text = cell.replace(',', "");
     let mut out = Vec::new();
     let mut current = String::new();

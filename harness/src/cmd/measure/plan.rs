@@ -137,10 +137,10 @@ impl Plan {
         // The offsets each backend runs: the fuel meter a thinned sweep, a `--layout-step` grid
         // whole; and so the ones to build (a run on the fuel meter alone builds only its
         // points).
-        let fuel_stride = if args.layout_step.is_some() {
-            1
+        let (fuel_stride, second_stride) = if args.layout_step.is_some() {
+            (1, 1)
         } else {
-            args.fuel_stride
+            (args.fuel_stride, plan::SECOND_STRIDE)
         };
         let runs_on: BTreeMap<BackendKind, Vec<u32>> = backends
             .iter()
@@ -148,7 +148,7 @@ impl Plan {
             .collect();
         let second_on: BTreeMap<BackendKind, Vec<u32>> = backends
             .iter()
-            .map(|b| (*b, plan::second_on(*b, &offsets, fuel_stride)))
+            .map(|b| (*b, plan::second_on(*b, &offsets, second_stride)))
             .collect();
         let mut order: Vec<(&'static str, &Variant)> = Vec::new();
         for s in &scenarios {

@@ -142,8 +142,8 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
             charts.push(Chart {
                 file: "anatomy.png".into(),
                 caption: format!(
-                    "where the gas goes: each variant's expected change against {REFERENCE} over                      the {} programs split by what Gear charges (code, instructions, page charges                      by kind, held runs, the rest), in points; below, the lab's design (`{}`) on                      each program",
-                    ship.programs.len(),
+                    "where the gas goes: each variant against {REFERENCE} over every program by \
+                     what Gear charges, in points; below, the lab's design (`{}`) on each program",
                     galloc_variants::DESIGN
                 ),
                 kind: Kind::Anatomy,
