@@ -135,6 +135,22 @@ fn anatomy(
              them; measuring again writes them)."
         ),
     }
+    // First writes and writes after read trade (a page written first instead of read and then
+    // written): how many pages the messages wrote and read at all says which moved.
+    let fates: Vec<(&str, galloc_lab::analyse::anatomy::Fates, usize)> = cases
+        .iter()
+        .filter_map(|c| {
+            let (f, n) = galloc_lab::analyse::anatomy::Fates::against(&inputs.layouts, c, a, b)?;
+            Some((*c, f, n))
+        })
+        .collect();
+    if !fates.is_empty() {
+        println!(
+            "\nPages by what the messages did with them (the fuel meter's counts, summed over a \
+             run's messages, mean per layout), {a} against {b}:\n"
+        );
+        print!("{}", galloc_lab::report::anatomy::fates_table(a, b, &fates));
+    }
     // The prices the instructions part uses, whatever the layouts hold: the probe's messages
     // alone measure them.
     let price = |v: &str| {

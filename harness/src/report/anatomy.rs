@@ -1,7 +1,7 @@
 //! Where the gas goes, rendered: a variant's change against shipping split by what Gear charges
 //! ([`crate::analyse::anatomy`]), for `lab verdict`, the ship table and the case pages.
 
-use crate::analyse::anatomy::{Part, Points, PARTS};
+use crate::analyse::anatomy::{Fates, Part, Points, PARTS};
 
 /// The header of an anatomy table whose first column is `first`: one column per part, then the
 /// expected change the parts sum to.
@@ -65,4 +65,25 @@ pub fn sentence(points: &Points) -> String {
         .map(|(p, x)| format!("{} {x:+.2}", p.name()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `variant`'s pages against `reference`'s by what the messages did with them, per program: the
+/// mean difference per layout of the pages written first, read and then written, written at
+/// all, only read, and loaded ([`Fates`]), summed over the program's messages.
+pub fn fates_table(variant: &str, reference: &str, rows: &[(&str, Fates, usize)]) -> String {
+    let mut out = format!(
+        "| {variant} − {reference}: program | layouts | written first | read, then written | \
+         written at all | only read | loaded |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+    );
+    for (program, f, n) in rows {
+        out += &format!(
+            "| `{program}` | {n} | {:+.1} | {:+.1} | {:+.1} | {:+.1} | {:+.1} |\n",
+            f.written_first,
+            f.read_then_written,
+            f.written(),
+            f.only_read,
+            f.loaded
+        );
+    }
+    out
 }

@@ -23,8 +23,8 @@ pub const POINTS: u32 = 16;
 /// of them. Fuel itself barely moves with the layout (the grid: at most 0.17 points of percent
 /// between a pair's lowest and highest difference), but the gas anatomy (docs/ship.md, "Where
 /// the gas goes") prices each deployment's pages from the fuel meter's counts of them, so the
-/// meter runs wherever gas does and nothing is assumed between its points; a fuel run costs
-/// about a quarter of a gas run, so this is about an eighth more `just compare`.
+/// meter runs wherever gas does and nothing is assumed between its points. Its runs are the
+/// cheap ones (wasmtime alone, not Gear's runtime): `just compare` took 46 min here with them.
 pub const FUEL_STRIDE: usize = 1;
 
 /// Second workloads run on gas at every this many of the sweep's points (0, 17, 34 and 51 KiB

@@ -15,13 +15,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// One CSV as text: its header and its rows, a cell read by column name.
-struct Csv {
+pub(crate) struct Csv {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
 }
 
 impl Csv {
-    fn read(path: &Path) -> Csv {
+    pub(crate) fn read(path: &Path) -> Csv {
         let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let text = if path.extension().is_some_and(|e| e == "zst") {
             String::from_utf8(zstd::decode_all(bytes.as_slice()).unwrap()).unwrap()
@@ -51,23 +51,23 @@ impl Csv {
 }
 
 /// A row's cells by name.
-struct Row<'a> {
+pub(crate) struct Row<'a> {
     csv: &'a Csv,
     cells: &'a [String],
 }
 
 impl Row<'_> {
-    fn s(&self, name: &str) -> &str {
+    pub(crate) fn s(&self, name: &str) -> &str {
         &self.cells[self.csv.col(name)]
     }
-    fn n(&self, name: &str) -> f64 {
+    pub(crate) fn n(&self, name: &str) -> f64 {
         let cell = self.s(name);
         cell.parse()
             .unwrap_or_else(|_| panic!("{name}: `{cell}` is not a number"))
     }
 }
 
-fn rows(csv: &Csv) -> impl Iterator<Item = Row<'_>> {
+pub(crate) fn rows(csv: &Csv) -> impl Iterator<Item = Row<'_>> {
     csv.rows.iter().map(move |cells| Row { csv, cells })
 }
 
@@ -113,7 +113,7 @@ fn by_message<'a>(csvs: &'a [Csv]) -> Messages<'a> {
         .collect()
 }
 
-fn cells(line: &str) -> Vec<String> {
+pub(crate) fn cells(line: &str) -> Vec<String> {
     line.trim()
         .trim_matches('|')
         .split('|')
@@ -127,7 +127,7 @@ fn cells(line: &str) -> Vec<String> {
 /// 0.1.)
 const PRINTED: f64 = 0.005 + 1e-9;
 
-fn close(printed: f64, recomputed: f64, within: f64, what: &str) {
+pub(crate) fn close(printed: f64, recomputed: f64, within: f64, what: &str) {
     assert!(
         (printed - recomputed).abs() <= within,
         "{what}: results/README.md says {printed}, the CSVs {recomputed:.4} (within {within}); \

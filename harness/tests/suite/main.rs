@@ -15,6 +15,7 @@ mod contracts;
 mod counting;
 mod dropin;
 mod explained;
+mod fates;
 mod heap;
 mod integrity;
 mod layouts;

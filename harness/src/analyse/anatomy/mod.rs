@@ -29,10 +29,12 @@ use crate::results::pages::{allocation_weights, page_weights};
 use crate::results::{LayoutRow, MessageRow, OpRow};
 use std::collections::BTreeMap;
 
+pub mod fates;
 pub mod limits;
 pub mod points;
 mod prices;
 
+pub use fates::Fates;
 pub use limits::Limits;
 pub use points::{Points, ProgramPoints};
 use prices::{allocator_prices, program_prices};
