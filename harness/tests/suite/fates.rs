@@ -3,7 +3,7 @@
 //! read as text.
 
 use super::explained::{cells, rows, Csv};
-use super::ship::numbers;
+use super::ship::{lab_at_root, numbers};
 use galloc_lab::build::workspace::Workspace;
 use std::collections::BTreeSet;
 
@@ -13,17 +13,7 @@ use std::collections::BTreeSet;
 #[test]
 fn lab_verdict_prints_the_pairs_anatomy_and_pages_by_fate() {
     let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(["verdict", "lab,shipping"])
-        .current_dir(ws.root())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = lab_at_root(&ws, &["verdict", "lab,shipping"]);
     assert!(text.contains("Where the gas goes on gtest, lab against shipping, in points:"));
     let fuel = Csv::read(&ws.results_dir().join("wasmtime/layouts.csv"));
     let programs: BTreeSet<String> = rows(&fuel).map(|r| r.s("case").to_owned()).collect();

@@ -417,19 +417,9 @@ fn the_ship_table_is_what_the_csvs_say() {
         "the sentence is about {subject}"
     );
     // `lab ship` prints the same section the report opens with.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(["ship"])
-        .current_dir(ws.root())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // The ship table, where the gas goes, then the design target: each as the report has it
     // (the report puts the layouts chart after the table, the anatomy chart after the anatomy).
-    let printed = String::from_utf8(out.stdout).unwrap();
+    let printed = lab_at_root(&ws, &["ship"]);
     let (table, rest) = printed
         .split_once("### Where the gas goes")
         .expect("`lab ship` prints where the gas goes after the table");
@@ -474,4 +464,21 @@ fn the_population_measures_of_the_design_on_the_committed_results() {
         "-3.83 (-6.28 … -1.92), worst vnft-stress +0.66, dearer 7.7 %, worst deployment dex at 43008 +8.45, own spread 17.7 %"
     );
     assert_eq!(Population::of(&d).unwrap(), p);
+}
+
+/// What `lab ARGS` prints run from the workspace's root on the committed results (it must
+/// succeed).
+pub(crate) fn lab_at_root(ws: &Workspace, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(args)
+        .current_dir(ws.root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "lab {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
