@@ -127,7 +127,7 @@ pub(crate) fn cells(line: &str) -> Vec<String> {
 /// 0.1.)
 const PRINTED: f64 = 0.005 + 1e-9;
 
-pub(crate) fn close(printed: f64, recomputed: f64, within: f64, what: &str) {
+fn close(printed: f64, recomputed: f64, within: f64, what: &str) {
     assert!(
         (printed - recomputed).abs() <= within,
         "{what}: results/README.md says {printed}, the CSVs {recomputed:.4} (within {within}); \

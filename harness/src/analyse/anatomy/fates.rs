@@ -46,21 +46,17 @@ impl Fates {
         variant: &str,
         reference: &str,
     ) -> Option<(Fates, usize)> {
-        let at = |v: &str, offset: u32| {
-            layouts
-                .iter()
-                .find(|r| {
-                    r.backend == "wasmtime"
-                        && r.case == program
-                        && r.variant == v
-                        && r.offset == offset
-                })
-                .and_then(Fates::of)
-        };
-        let pairs: Vec<(Fates, Fates)> = layouts
+        let runs = layouts
             .iter()
-            .filter(|r| r.backend == "wasmtime" && r.case == program && r.variant == variant)
-            .filter_map(|r| Some((Fates::of(r)?, at(reference, r.offset)?)))
+            .filter(|r| r.backend == "wasmtime" && r.case == program);
+        let reference: std::collections::BTreeMap<u32, &LayoutRow> = runs
+            .clone()
+            .filter(|r| r.variant == reference)
+            .map(|r| (r.offset, r))
+            .collect();
+        let pairs: Vec<(Fates, Fates)> = runs
+            .filter(|r| r.variant == variant)
+            .filter_map(|r| Some((Fates::of(r)?, Fates::of(reference.get(&r.offset)?)?)))
             .collect();
         if pairs.is_empty() {
             return None;
