@@ -3,6 +3,12 @@
 //! It is the reference every other variant is measured against. It brings its own page
 //! platform (Gear's syscalls on Wasm, `mmap` on the host) and its own static buffer.
 
+// Beside another variant (a host test build of it) only `host` is used.
+#![cfg_attr(
+    not(galloc_shipping),
+    allow(dead_code, reason = "beside another variant only `host` is used")
+)]
+
 use core::alloc::{GlobalAlloc, Layout};
 use gear_dlmalloc::GlobalDlmalloc;
 

@@ -417,6 +417,11 @@ pub const CELLS: Option<&[CellClass]> = active::CELLS;
 #[cfg(any(target_arch = "wasm32", galloc_shipping))]
 pub use built::{selected, Selected};
 
+/// The reference (`shipping`: gear-dlmalloc's own code) on the host over simulated Gear pages,
+/// whatever variant is selected: what a test holds the selected one to on the same memory.
+#[cfg(all(not(target_family = "wasm"), target_os = "linux", feature = "shipping"))]
+pub use crate::shipping::host::ShippingHost as ReferenceHost;
+
 /// The selected variant on the host, for tests: a `GlobalAlloc` plus what can be inspected.
 #[cfg(not(target_family = "wasm"))]
 pub struct HostAlloc {
