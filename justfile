@@ -80,6 +80,11 @@ heap-skip cases="nft-stress,vft-stress,synthetic-map,synthetic-strings,dex,marke
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- report --results results/corpus
 
+# The scale cases (issue 59): two programs whose state grows by batches past 4 MiB of live heap (a collection of 40,000 tokens, a journal of 40,000 entries), the same probe messages at 10 checkpoints along the way, every variant on gtest at 4 layouts of the sweep, every reply checked. Writes results/scale/ (README.md, messages.csv, images/scale.png), then re-renders the report, whose design target reads it (docs/design.md, "The target"). Not in CI (a few minutes here once the builds exist).
+scale variants="all": setup
+    cargo run --locked -p galloc-lab --bin lab -- scale --variants {{quote(variants)}}
+    cargo run -q --locked -p galloc-lab --bin lab -- report
+
 # Re-render the report (results/README.md and a page per case in results/cases/) and the charts from results/*.csv, running nothing.
 report:
     cargo run --locked -p galloc-lab --bin lab -- report

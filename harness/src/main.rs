@@ -51,6 +51,9 @@ enum Command {
     /// What share of each program's layout spread is the allocator's: its plain build with the
     /// heap base alone moved over one Gear page, statics in place, on gtest (an experiment).
     HeapSkip(cmd::heap_skip::Args),
+    /// The scale cases: programs whose state grows past 4 MiB of live heap, every variant's
+    /// gas at checkpoints against shipping's on gtest at a few layouts; writes results/scale/.
+    Scale(cmd::scale::Args),
     /// A reproduction of someone else's allocator on its case (`lab reproduce pr4853`), beside
     /// shipping and the variants given, over the heap layouts on gtest: where it goes wrong and
     /// what its runs cost; writes results/<variant>/.
@@ -106,6 +109,7 @@ fn run() -> Result<()> {
         Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
         Command::Ship(args) => cmd::ship::run(&ws, args),
         Command::HeapSkip(args) => cmd::heap_skip::run(&ws, args),
+        Command::Scale(args) => cmd::scale::run(&ws, args),
         Command::Reproduce(args) => cmd::reproduce::run(&ws, args),
     }
 }

@@ -4,8 +4,11 @@
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
 //! - [`pick`]: the ship rule for one program (`lab pick`, the report's pick per case).
-//! - [`target`]: the design target (issue 50): the ship rule's measures with stricter bounds,
-//!   on every program and on the held-out ones, each variant against it.
+//! - [`target`]: the design target (issue 59): the ship rule's measures with stricter bounds,
+//!   on every program, the held-out ones and the second workloads, code and the scale cases,
+//!   each variant against it.
+//! - [`scale`]: the scale cases: each checkpoint's gas against shipping's, and each variant's
+//!   dearest checkpoint and refusals (what the target's scale clause reads).
 //! - [`population`]: a variant over the deployments a release meets (every program at every
 //!   layout): expected change, its interval, the worst program and deployment, the share dearer.
 //! - [`gate`]: a run's totals against the committed baseline.
@@ -23,6 +26,7 @@ pub mod gate;
 pub mod layout;
 pub mod pick;
 pub mod population;
+pub mod scale;
 pub mod ship;
 pub mod sweep;
 pub mod target;

@@ -199,6 +199,9 @@ pub struct Ship {
     pub sweep: Totals,
     /// Where each change comes from, and the bounds ([`Ship::explain`]); empty until then.
     pub explained: Explained,
+    /// Each variant's standing on the scale cases (`results/scale/`, the design target's scale
+    /// clause); empty where they were not measured.
+    pub scale: std::collections::BTreeMap<String, crate::analyse::scale::AtScale>,
 }
 
 impl Ship {
@@ -351,6 +354,7 @@ pub fn judge(
         reference_code_bytes: code_bytes.get(REFERENCE).copied(),
         sweep: sweep_totals,
         explained: Explained::default(),
+        scale: std::collections::BTreeMap::new(),
     })
 }
 

@@ -8,6 +8,7 @@ pub mod pick;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
+pub mod scale;
 pub mod ship;
 pub mod sizes;
 pub mod sweep_check;

@@ -37,6 +37,9 @@ pub struct About {
     pub heap_study: Option<String>,
     /// The cases it drew a page map of, each with the map's link from the case's page.
     pub page_maps: std::collections::BTreeMap<String, String>,
+    /// Where the scale cases' page (`results/scale/`, `just scale`) is, relative to this
+    /// directory, when it is there.
+    pub scale_study: Option<String>,
 }
 
 impl About {
@@ -129,6 +132,11 @@ impl About {
                 }
             }
         }
+        let scale_study = dir
+            .join(crate::results::SCALE_DIR)
+            .join("README.md")
+            .is_file()
+            .then(|| crate::results::SCALE_DIR.to_owned());
         About {
             command,
             note,
@@ -136,6 +144,7 @@ impl About {
             program,
             heap_study,
             page_maps,
+            scale_study,
         }
     }
 }
@@ -363,6 +372,14 @@ fn main_page(
             let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
         }
         crate::report::ship_table::target(&mut out, ship);
+        if let Some(scale) = &about.scale_study {
+            let _ = writeln!(
+                out,
+                "The scale cases (programs whose state grows past 4 MiB, with the same messages \
+                 at checkpoints; `just scale`) have their own page: [at scale]({scale}/README.md).\n\n\
+                 ![At scale: gas against shipping as the live heap grows]({scale}/images/scale.png)\n"
+            );
+        }
     }
     out.push_str(&verdicts::verdict_rule(inputs));
     out.push_str(&verdicts::verdict_matrix(inputs, Some(&case_link)));

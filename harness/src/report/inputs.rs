@@ -441,21 +441,14 @@ pub fn ship_programs() -> Vec<&'static str> {
         .collect()
 }
 
-/// The programs the design target is judged on alone: those the current design was not chosen
-/// on, every default case and the held-out corpus programs (issue 37's split).
-pub fn target_held_out() -> Vec<&'static str> {
-    crate::run::scenario::CASES
-        .iter()
-        .filter(|c| c.default || (c.corpus && c.held_out))
-        .map(|c| c.id)
-        .collect()
-}
-
 /// The ship verdict from the committed results: the default cases' sweep and second workloads
 /// in `results`, the corpus's in `corpus`, and the allocator's code bytes in
-/// `results/code-size.csv`. The caller holds both directories' locks and has verified them.
+/// `results/code-size.csv`, and the scale cases' standing where `results/scale/` holds them.
+/// The caller holds both directories' locks and has verified them.
 pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
-    ship_given(results, corpus, None)
+    let mut ship = ship_given(results, corpus, None)?;
+    ship.scale = scale_standing(results)?;
+    Ok(ship)
 }
 
 /// [`ship`], with the rows of `results` already read (`read`: the report has them), so they are
@@ -492,6 +485,19 @@ pub fn ship_given(results: &Path, corpus: &Path, read: Option<&Inputs>) -> Resul
     rows.read(corpus)?;
     ship.explain(rows.anatomy());
     Ok(ship)
+}
+
+/// Each variant's standing on the scale cases measured beside the results in `results`
+/// (`results/scale/`, `just scale`), empty where they were not.
+pub fn scale_standing(
+    results: &Path,
+) -> Result<std::collections::BTreeMap<String, crate::analyse::scale::AtScale>> {
+    let file = results.join(crate::results::SCALE_DIR).join("messages.csv");
+    if !file.is_file() {
+        return Ok(Default::default());
+    }
+    let rows: Vec<crate::results::ScaleRow> = crate::results::read_csv(&file)?;
+    Ok(crate::analyse::scale::standing(&rows))
 }
 
 /// The rows an anatomy is made of ([`Anatomy::of`]), gathered from result sets.

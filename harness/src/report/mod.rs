@@ -12,6 +12,8 @@
 //! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
+//! - [`scale`]: the scale cases (`results/scale/`): each variant's dearest checkpoint and every
+//!   checkpoint against shipping.
 
 pub mod anatomy;
 pub mod anatomy_rows;
@@ -21,6 +23,7 @@ pub mod heap;
 pub mod inputs;
 pub mod pick;
 pub mod reproduction;
+pub mod scale;
 pub mod ship_table;
 pub mod tables;
 pub mod verdicts;

@@ -266,6 +266,30 @@ pub struct PageMapRow {
 /// `results/heap-skip/`: where the heap-start study writes (`just heap-skip`).
 pub const HEAP_DIR: &str = "heap-skip";
 
+/// One message of a scale case (`lab scale`: `results/scale/messages.csv`) on one plain build
+/// at one layout, on gtest: a batch that grows the state, or one of a checkpoint's probes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScaleRow {
+    pub case: String,
+    pub variant: String,
+    /// Bytes every static (and so the heap base) was moved up from where the linker puts it.
+    pub offset: u32,
+    /// 1 is the first message after `init`.
+    pub message: u32,
+    /// The checkpoint a probe belongs to (0 first); `None` for a batch.
+    pub checkpoint: Option<u32>,
+    /// Bytes the program held live when the message began: what it asked of the allocator and
+    /// had not freed (the same for every variant: the requests are the program's).
+    pub live_bytes: u64,
+    /// Whether the message failed where the scenario expected it to succeed (a refusal).
+    pub failed: bool,
+    /// Gas on gtest.
+    pub gas: u64,
+}
+
+/// `results/scale/`: where the scale cases write (`just scale`).
+pub const SCALE_DIR: &str = "scale";
+
 /// Where the corpus's results live, beside the default cases' (`results/corpus/`).
 pub const CORPUS_DIR: &str = "corpus";
 

@@ -102,7 +102,10 @@ fn ship_verdict(
         return Ok(None);
     }
     let _lock = crate::store::checked(ws, &corpus)?;
-    crate::report::inputs::ship_given(dir, &corpus, Some(inputs)).map(Some)
+    let mut ship = crate::report::inputs::ship_given(dir, &corpus, Some(inputs))?;
+    // The scale cases sit beside the results, as the corpus does: read where they are.
+    ship.scale = crate::report::inputs::scale_standing(real)?;
+    Ok(Some(ship))
 }
 
 /// What [`publish`] made: the inputs, and the line that says what was written, for the

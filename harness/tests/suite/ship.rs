@@ -482,3 +482,43 @@ pub(crate) fn lab_at_root(ws: &Workspace, args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// What docs/design.md quotes of the design target ("Where `lab` stands against it") is the
+/// report's: its table has the report's header, and each of its rows is the report's row for
+/// that variant, as printed. (The report's rows come from `analyse/target.rs`, whose unit test
+/// holds each clause.)
+#[test]
+fn the_design_doc_quotes_the_reports_target_rows() {
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let report = std::fs::read_to_string(ws.results_dir().join("README.md")).unwrap();
+    let section = report
+        .split_once("### The design target")
+        .expect("the report has the design target")
+        .1;
+    let header = section
+        .lines()
+        .find(|l| l.starts_with("| variant |"))
+        .expect("the target's table");
+    let doc = std::fs::read_to_string(ws.root().join("docs/design.md")).unwrap();
+    let quoted: Vec<&str> = doc
+        .lines()
+        .skip_while(|l| *l != header)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(
+        !quoted.is_empty(),
+        "docs/design.md quotes the target's table under the report's header"
+    );
+    for row in quoted {
+        let variant = row.split('|').nth(1).unwrap().trim();
+        let want = section
+            .lines()
+            .find(|l| l.split('|').nth(1).map(str::trim) == Some(variant))
+            .unwrap_or_else(|| panic!("the report has no target row for {variant}"));
+        assert_eq!(
+            row, want,
+            "docs/design.md quotes {variant}; the report says"
+        );
+    }
+}

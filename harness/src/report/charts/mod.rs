@@ -21,6 +21,7 @@ mod deployments;
 mod font;
 mod messages;
 pub mod page_map;
+pub mod scale;
 mod verdicts;
 
 pub(crate) const FONT: &str = "sans-serif";
@@ -122,8 +123,7 @@ impl Chart {
     }
 }
 
-/// The charts `inputs` (and, for `results/`, the ship verdict over every program) support, in
-/// report order.
+/// The charts `inputs` (and for `results/` the ship verdict) support, in report order.
 pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
     let mut charts = Vec::new();
     if let Some(ship) = ship {

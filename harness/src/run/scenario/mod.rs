@@ -13,6 +13,7 @@ mod ft;
 pub mod idl;
 mod nft;
 pub mod sails;
+pub mod scale;
 mod synthetic;
 mod vft;
 mod vnft;
@@ -384,6 +385,26 @@ pub const CASES: &[Case] = &[
             summary: "150 accounts, 300 actions",
             make: corpus::profiles::many,
         }),
+    },
+    Case {
+        id: "collection-scale",
+        summary: "gstd collection at scale: drops of 1,000 tokens to 40,000, probes at 10 \
+                  checkpoints (`just scale`)",
+        default: false,
+        held_out: true,
+        corpus: false,
+        make: scale::collection,
+        second: None,
+    },
+    Case {
+        id: "journal-scale",
+        summary: "gstd journal at scale: imports of 1,000 entries to 40,000, probes at 10 \
+                  checkpoints (`just scale`)",
+        default: false,
+        held_out: true,
+        corpus: false,
+        make: scale::journal,
+        second: None,
     },
     Case {
         id: "ft-stress-full",
