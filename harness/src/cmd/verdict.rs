@@ -72,7 +72,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         }
     }
     if rows > 0 {
-        anatomy(ws, &inputs, a.id, b.id)?;
+        anatomy(ws, &dir, &inputs, a.id, b.id)?;
     }
     if rows == 0 {
         // The recipe writes `results/`; any other directory is measured into with `--out`.
@@ -110,6 +110,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 /// from, by charge; or one line saying why there is none.
 fn anatomy(
     ws: &Workspace,
+    results: &std::path::Path,
     inputs: &galloc_lab::report::inputs::Inputs,
     a: &str,
     b: &str,
@@ -150,6 +151,34 @@ fn anatomy(
              run's messages, mean per layout), {a} against {b}:\n"
         );
         print!("{}", galloc_lab::report::anatomy::fates_table(a, b, &fates));
+    }
+    // Where the blocks land, by lifetime, from the traces at the linker's layout (issue 59):
+    // a message's temporaries on more pages are pages a message touches that it need not.
+    let traces = results.join("traces");
+    let lifetimes: Vec<(&str, Vec<galloc_lab::analyse::anatomy::Lifetimes>)> = cases
+        .iter()
+        .filter_map(|c| {
+            let of = |v: &str| {
+                let trace =
+                    galloc_lab::results::trace::read(&traces.join(format!("{c}-{v}.csv.zst")));
+                trace
+                    .ok()
+                    .map(|t| galloc_lab::analyse::anatomy::Lifetimes::of(&t))
+            };
+            Some((*c, vec![of(a)?, of(b)?]))
+        })
+        .collect();
+    if !lifetimes.is_empty() {
+        println!(
+            "\nWhere each message's blocks land, by lifetime (the traces at the linker's layout, \
+             `results/traces/`; 16 KiB pages holding a block, summed over the messages): \
+             temporaries are got and freed in the message, kept blocks got and still live at its \
+             end, old blocks got earlier and freed or resized in it.\n"
+        );
+        print!(
+            "{}",
+            galloc_lab::report::anatomy::lifetimes_table(&[a, b], &lifetimes)
+        );
     }
     // The prices the instructions part uses, whatever the layouts hold: the probe's messages
     // alone measure them.

@@ -1,7 +1,7 @@
 //! Where the gas goes, rendered: a variant's change against shipping split by what Gear charges
 //! ([`crate::analyse::anatomy`]), for `lab verdict`, the ship table and the case pages.
 
-use crate::analyse::anatomy::{Fates, Part, Points, PARTS};
+use crate::analyse::anatomy::{Fates, Lifetimes, Part, Points, PARTS};
 
 /// The header of an anatomy table whose first column is `first`: one column per part, then the
 /// expected change the parts sum to.
@@ -84,6 +84,25 @@ pub fn fates_table(variant: &str, reference: &str, rows: &[(&str, Fates, usize)]
             f.only_read,
             f.loaded
         );
+    }
+    out
+}
+
+/// Per program, the pages each variant's blocks are on by their lifetimes ([`Lifetimes`]),
+/// summed over the messages of its trace at the linker's layout: `rows` holds, per program,
+/// each variant's figures in the order of `variants`.
+pub fn lifetimes_table(variants: &[&str], rows: &[(&str, Vec<Lifetimes>)]) -> String {
+    let mut out = String::from(
+        "| program | variant | messages | pages with temporaries | of them with nothing else | \
+         pages with kept blocks | pages with old blocks |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for (program, figures) in rows {
+        for (variant, l) in variants.iter().zip(figures) {
+            out += &format!(
+                "| `{program}` | `{variant}` | {} | {} | {} | {} | {} |\n",
+                l.messages, l.temporary, l.temporary_only, l.kept, l.old
+            );
+        }
     }
     out
 }

@@ -522,3 +522,34 @@ fn the_design_doc_quotes_the_reports_target_rows() {
         );
     }
 }
+
+/// What docs/design.md quotes of `lab verdict lab,shipping` (where each message's blocks land,
+/// by lifetime: issue 59, step 1) is what the command prints from the committed results: every
+/// row under the command's own header, over the default cases and the corpus.
+#[test]
+fn the_design_doc_quotes_lab_verdicts_lifetimes() {
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let mut printed = lab_at_root(&ws, &["verdict", "lab,shipping"]);
+    printed += &lab_at_root(
+        &ws,
+        &["verdict", "lab,shipping", "--results", "results/corpus"],
+    );
+    let header = printed
+        .lines()
+        .find(|l| l.starts_with("| program | variant | messages | pages with temporaries"))
+        .expect("`lab verdict` prints where the blocks land");
+    let doc = std::fs::read_to_string(ws.root().join("docs/design.md")).unwrap();
+    let quoted: Vec<&str> = doc
+        .lines()
+        .skip_while(|l| *l != header)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(quoted.len() >= 2, "docs/design.md quotes the table");
+    for row in quoted {
+        assert!(
+            printed.lines().any(|l| l == row),
+            "docs/design.md quotes {row}; `lab verdict lab,shipping` does not print it"
+        );
+    }
+}

@@ -30,11 +30,13 @@ use crate::results::{LayoutRow, MessageRow, OpRow};
 use std::collections::BTreeMap;
 
 pub mod fates;
+pub mod lifetimes;
 pub mod limits;
 pub mod points;
 mod prices;
 
 pub use fates::Fates;
+pub use lifetimes::Lifetimes;
 pub use limits::Limits;
 pub use points::{Points, ProgramPoints};
 use prices::{allocator_prices, program_prices};
