@@ -84,6 +84,18 @@ struct Refusal {
     longest_free_run: u32,
 }
 
+impl Refusal {
+    /// A refusal of `size` bytes with `live_bytes` live, and Gear's pages as they are now.
+    fn now(live_bytes: usize, size: usize, pages: &HostPages) -> Refusal {
+        Refusal {
+            live_bytes,
+            size,
+            pages_in_use: pages.pages_in_use(),
+            longest_free_run: pages.longest_free_run(),
+        }
+    }
+}
+
 /// Runs `mix` with `seed` on `heap` over `pages` until its first refusal. What is live follows
 /// a level rising slowly from nothing to the whole memory: below it a request asks for a new
 /// block, above it one live block, picked at random, is freed. So blocks come and go all along
@@ -116,12 +128,7 @@ fn first_refusal(heap: &dyn GlobalAlloc, pages: &HostPages, mix: &Mix, seed: u64
             // SAFETY: a live block of `layout`; a null leaves it live.
             let new = unsafe { heap.realloc(ptr, layout, size) };
             if new.is_null() {
-                let refusal = Refusal {
-                    live_bytes,
-                    size,
-                    pages_in_use: pages.pages_in_use(),
-                    longest_free_run: pages.longest_free_run(),
-                };
+                let refusal = Refusal::now(live_bytes, size, pages);
                 live.into_iter().for_each(free);
                 return refusal;
             }
@@ -139,12 +146,7 @@ fn first_refusal(heap: &dyn GlobalAlloc, pages: &HostPages, mix: &Mix, seed: u64
             // SAFETY: a non-zero size.
             let ptr = unsafe { heap.alloc(layout) };
             if ptr.is_null() {
-                let refusal = Refusal {
-                    live_bytes,
-                    size,
-                    pages_in_use: pages.pages_in_use(),
-                    longest_free_run: pages.longest_free_run(),
-                };
+                let refusal = Refusal::now(live_bytes, size, pages);
                 live.into_iter().for_each(free);
                 return refusal;
             }

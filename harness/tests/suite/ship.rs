@@ -500,12 +500,7 @@ fn the_design_doc_quotes_the_reports_target_rows() {
         .find(|l| l.starts_with("| variant |"))
         .expect("the target's table");
     let doc = std::fs::read_to_string(ws.root().join("docs/design.md")).unwrap();
-    let quoted: Vec<&str> = doc
-        .lines()
-        .skip_while(|l| *l != header)
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .collect();
+    let quoted = rows_under(&doc, header);
     assert!(
         !quoted.is_empty(),
         "docs/design.md quotes the target's table under the report's header"
@@ -539,12 +534,7 @@ fn the_design_doc_quotes_lab_verdicts_lifetimes() {
         .find(|l| l.starts_with("| program | variant | messages | pages with temporaries"))
         .expect("`lab verdict` prints where the blocks land");
     let doc = std::fs::read_to_string(ws.root().join("docs/design.md")).unwrap();
-    let quoted: Vec<&str> = doc
-        .lines()
-        .skip_while(|l| *l != header)
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .collect();
+    let quoted = rows_under(&doc, header);
     assert!(quoted.len() >= 2, "docs/design.md quotes the table");
     for row in quoted {
         assert!(
@@ -552,4 +542,13 @@ fn the_design_doc_quotes_lab_verdicts_lifetimes() {
             "docs/design.md quotes {row}; `lab verdict lab,shipping` does not print it"
         );
     }
+}
+
+/// The rows of the Markdown table in `doc` whose header line is `header`.
+fn rows_under<'a>(doc: &'a str, header: &str) -> Vec<&'a str> {
+    doc.lines()
+        .skip_while(|l| *l != header)
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect()
 }
