@@ -3,9 +3,10 @@
 //! and the messages it refused that shipping served; the batches that grow the state beside
 //! them, the same way. The design target reads each variant's standing from here.
 
+use crate::results::trace::TraceRecord;
 use crate::results::ScaleRow;
 use galloc_variants::REFERENCE;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A variant on the scale cases against shipping at the same checkpoints.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,6 +112,12 @@ fn probe_live(rows: &[ScaleRow], case: &str, offset: u32, checkpoint: u32) -> u6
 /// Each variant's standing on the scale cases: its dearest checkpoint against shipping over
 /// every layout, and the messages it failed that shipping served.
 pub fn standing(rows: &[ScaleRow]) -> BTreeMap<String, AtScale> {
+    // The messages shipping served: (case, offset, message).
+    let served: BTreeSet<(&str, u32, u32)> = rows
+        .iter()
+        .filter(|r| r.variant == REFERENCE && !r.failed)
+        .map(|r| (r.case.as_str(), r.offset, r.message))
+        .collect();
     let mut out = BTreeMap::new();
     for (variant, changes) in changes(rows, Part::Probes) {
         let Some(dearest) = changes.iter().max_by(|a, b| a.pct.total_cmp(&b.pct)) else {
@@ -119,15 +126,7 @@ pub fn standing(rows: &[ScaleRow]) -> BTreeMap<String, AtScale> {
         let refused = rows
             .iter()
             .filter(|r| r.variant == variant && r.failed)
-            .filter(|r| {
-                rows.iter().any(|s| {
-                    s.variant == REFERENCE
-                        && s.case == r.case
-                        && s.offset == r.offset
-                        && s.message == r.message
-                        && !s.failed
-                })
-            })
+            .filter(|r| served.contains(&(r.case.as_str(), r.offset, r.message)))
             .count();
         out.insert(
             variant,
@@ -139,6 +138,70 @@ pub fn standing(rows: &[ScaleRow]) -> BTreeMap<String, AtScale> {
         );
     }
     out
+}
+
+/// One variant's changes at one checkpoint of a case, over the layouts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OverLayouts {
+    /// Live bytes when the checkpoint began.
+    pub live_bytes: u64,
+    /// The mean change over the layouts, and the dearest (percent).
+    pub mean_pct: f64,
+    pub dearest_pct: f64,
+}
+
+/// `changes` (one variant's) on `case`, by checkpoint, over the layouts: what the scale page's
+/// tables and its chart show.
+pub fn over_layouts(changes: &[Change], case: &str) -> BTreeMap<u32, OverLayouts> {
+    let mut at: BTreeMap<u32, Vec<&Change>> = BTreeMap::new();
+    for c in changes.iter().filter(|c| c.case == case) {
+        at.entry(c.checkpoint).or_default().push(c);
+    }
+    at.into_iter()
+        .map(|(checkpoint, cs)| {
+            let pcts = cs.iter().map(|c| c.pct);
+            let over = OverLayouts {
+                live_bytes: cs[0].live_bytes,
+                mean_pct: pcts.clone().sum::<f64>() / cs.len() as f64,
+                dearest_pct: pcts.fold(f64::NEG_INFINITY, f64::max),
+            };
+            (checkpoint, over)
+        })
+        .collect()
+}
+
+/// The cases of `rows`, in their order (a run's rows are together).
+pub fn cases(rows: &[ScaleRow]) -> Vec<&str> {
+    let mut cases: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
+    cases.dedup();
+    cases
+}
+
+/// Bytes the program held live when each of `messages` messages began (`init` first), from the
+/// trace of its allocator calls: what it asked for and had not freed.
+pub fn live_at_start(trace: &[TraceRecord], messages: usize) -> Vec<u64> {
+    let mut change = vec![0i64; messages];
+    for r in trace {
+        let (size, new_size) = (r.size as i64, r.new_size as i64);
+        let delta = match r.op.as_str() {
+            "malloc" | "calloc" if r.result != 0 => size,
+            "realloc" if r.result != 0 => new_size - size,
+            "free" => -size,
+            _ => 0,
+        };
+        if let Some(c) = change.get_mut(r.message as usize) {
+            *c += delta;
+        }
+    }
+    let mut held = 0i64;
+    change
+        .into_iter()
+        .map(|c| {
+            let at = held.max(0) as u64;
+            held += c;
+            at
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -202,5 +265,28 @@ mod tests {
             .unwrap()
             .failed = true;
         assert_eq!(standing(&rows)["lab"].refused, 1);
+    }
+
+    /// Live bytes at each message's start: what was got and not freed before it, a grown
+    /// block counting its growth and a refused request nothing.
+    #[test]
+    fn live_bytes_at_each_message() {
+        let call = |message, op: &str, size, new_size, result| TraceRecord {
+            message,
+            op: op.into(),
+            ptr: 8,
+            size,
+            align: 1,
+            new_size,
+            result,
+            fuel: 0,
+        };
+        let trace = [
+            call(0, "malloc", 100, 0, 8),
+            call(1, "realloc", 100, 150, 8),
+            call(1, "malloc", 40, 0, 0),
+            call(2, "free", 150, 0, 0),
+        ];
+        assert_eq!(live_at_start(&trace, 4), [0, 100, 150, 0]);
     }
 }

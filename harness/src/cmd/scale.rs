@@ -10,15 +10,14 @@
 //! together or not at all.
 
 use anyhow::{bail, Context, Result};
-use galloc::probe::Op;
-use galloc_lab::analyse::scale::{changes, standing, Part};
+use galloc_lab::analyse::scale::{changes, live_at_start, standing, Part};
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::charts;
 use galloc_lab::report::scale::{checkpoint_table, standing_table};
 use galloc_lab::results::{write_csv, write_file, MeasuredRow, ScaleRow, MANIFEST, SCALE_DIR};
 use galloc_lab::run::backend::BackendKind;
-use galloc_lab::run::execute::{on_every_core, run_recording, ProbeReads};
+use galloc_lab::run::execute::{on_every_core, run_recording, trace_records, ProbeReads};
 use galloc_lab::run::measure::run_build;
 use galloc_lab::run::{plan, scenario};
 use galloc_lab::store::metadata;
@@ -97,24 +96,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             ProbeReads::EveryMessage,
             || {},
         )?;
-        let mut held: i64 = 0;
-        let mut at_start = Vec::new();
-        for m in &run.messages {
-            at_start.push(held.max(0) as u64);
-            for r in &m.ops {
-                let (size, new_size) = (i64::from(r.size), i64::from(r.new_size));
-                let op = |o: Op| r.op == o as u32;
-                held += if (op(Op::Malloc) || op(Op::Calloc)) && r.result != 0 {
-                    size
-                } else if op(Op::Realloc) && r.result != 0 {
-                    new_size - size
-                } else if op(Op::Free) {
-                    -size
-                } else {
-                    0
-                };
-            }
-        }
+        let trace = trace_records(&run);
+        let at_start = live_at_start(&trace, run.messages.len());
         Ok((scenario.case, at_start))
     })?;
     // Then the gtest runs on every core, each on a fresh chain.

@@ -1,7 +1,7 @@
 //! The scale cases' page (`results/scale/README.md`, `just scale`) and the tables `lab scale`
 //! prints: each variant's dearest checkpoint against shipping, and each checkpoint's figures.
 
-use crate::analyse::scale::{changes, standing, Change, Part};
+use crate::analyse::scale::{cases, changes, over_layouts, standing, Change, OverLayouts, Part};
 use crate::analyse::target::{AtScale, TARGET};
 use crate::report::tables::thousands;
 use crate::results::ScaleRow;
@@ -45,10 +45,8 @@ pub fn checkpoint_table(changes: &BTreeMap<String, Vec<Change>>, rows: &[ScaleRo
         .map(|v| v.id)
         .filter(|v| changes.contains_key(*v))
         .collect();
-    let mut cases: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
-    cases.dedup();
     let mut out = String::new();
-    for case in cases {
+    for case in cases(rows) {
         let _ = writeln!(
             out,
             "\n`{case}`:\n\n| checkpoint | live heap | {} |\n| ---: | ---: |{}",
@@ -59,25 +57,22 @@ pub fn checkpoint_table(changes: &BTreeMap<String, Vec<Change>>, rows: &[ScaleRo
                 .join(" | "),
             " ---: |".repeat(shown.len())
         );
-        let mut checkpoints: Vec<(u32, u64)> = changes
-            .values()
-            .flatten()
-            .filter(|c| c.case == case)
-            .map(|c| (c.checkpoint, c.live_bytes))
+        let by_variant: Vec<BTreeMap<u32, OverLayouts>> = shown
+            .iter()
+            .map(|v| over_layouts(&changes[*v], case))
             .collect();
-        checkpoints.sort_unstable();
-        checkpoints.dedup_by_key(|c| c.0);
+        let checkpoints: BTreeMap<u32, u64> = by_variant
+            .iter()
+            .flatten()
+            .map(|(c, o)| (*c, o.live_bytes))
+            .collect();
         for (checkpoint, live) in checkpoints {
-            let cells: Vec<String> = shown
+            let cells: Vec<String> = by_variant
                 .iter()
-                .map(|v| {
-                    let at: Vec<f64> = changes[*v]
-                        .iter()
-                        .filter(|c| c.case == case && c.checkpoint == checkpoint)
-                        .map(|c| c.pct)
-                        .collect();
-                    let mean = at.iter().sum::<f64>() / at.len().max(1) as f64;
-                    let dearest = at.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                .map(|at| {
+                    let o = at.get(&checkpoint);
+                    let (mean, dearest) =
+                        o.map_or((0.0, f64::NEG_INFINITY), |o| (o.mean_pct, o.dearest_pct));
                     format!("{mean:+.2} % ({dearest:+.2})")
                 })
                 .collect();

@@ -36,36 +36,60 @@ fn pages(at: u64, size: u64) -> std::ops::RangeInclusive<u64> {
 impl Lifetimes {
     /// The lifetimes of the blocks of `trace` (its calls in order, as `results/traces/` has them).
     pub fn of(trace: &[TraceRecord]) -> Lifetimes {
-        // Live blocks: address -> (size, the message that got it).
-        let mut live: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-        // Per message: blocks got (address, size) with whether freed in it, and pages of old
-        // blocks freed.
-        let mut got: Got = BTreeMap::new();
+        let mut live: BTreeMap<u64, Live> = BTreeMap::new();
+        // Per message: the blocks it got (address, size, freed in it), and the pages of the
+        // old blocks it freed or resized.
+        let mut got: BTreeMap<u64, Vec<(u64, u64, bool)>> = BTreeMap::new();
         let mut old: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
         for r in trace {
             let m = r.message;
+            let blocks = got.entry(m).or_default();
+            // Takes the block at `at` back in `m`: a temporary if `m` got it, else old in `m`.
+            let mut take = |at: u64, blocks: &mut Vec<(u64, u64, bool)>| {
+                let block = live.remove(&at)?;
+                match block.slot {
+                    Some(slot) if block.born == m => blocks[slot].2 = true,
+                    _ => old.entry(m).or_default().extend(pages(at, block.size)),
+                }
+                Some(block)
+            };
             match r.op.as_str() {
                 "malloc" | "calloc" if r.result != 0 => {
-                    live.insert(r.result, (r.size, m));
-                    got.entry(m).or_default().push((r.result, r.size, false));
+                    blocks.push((r.result, r.size, false));
+                    let slot = Some(blocks.len() - 1);
+                    live.insert(
+                        r.result,
+                        Live {
+                            size: r.size,
+                            born: m,
+                            slot,
+                        },
+                    );
                 }
                 "free" => {
-                    free(m, r.ptr, &mut live, &mut got, &mut old);
+                    take(r.ptr, blocks);
                 }
                 "realloc" if r.result != 0 => {
-                    let born = free(m, r.ptr, &mut live, &mut got, &mut old).unwrap_or(m);
-                    let born = if r.result == r.ptr { born } else { m };
-                    live.insert(r.result, (r.new_size, born));
-                    if born == m {
-                        got.entry(m)
-                            .or_default()
-                            .push((r.result, r.new_size, false));
-                    }
+                    let kept = take(r.ptr, blocks).filter(|_| r.result == r.ptr);
+                    // Grown or shrunk in place, a block keeps its age; moved, it is new.
+                    let born = kept.map_or(m, |b| b.born);
+                    let slot = (born == m).then(|| {
+                        blocks.push((r.result, r.new_size, false));
+                        blocks.len() - 1
+                    });
+                    live.insert(
+                        r.result,
+                        Live {
+                            size: r.new_size,
+                            born,
+                            slot,
+                        },
+                    );
                 }
                 _ => {}
             }
-            got.entry(m).or_default();
         }
+        let none = BTreeSet::new();
         let mut out = Lifetimes::default();
         for (m, blocks) in &got {
             let (mut temporary, mut kept) = (BTreeSet::new(), BTreeSet::new());
@@ -73,7 +97,7 @@ impl Lifetimes {
                 let set = if freed { &mut temporary } else { &mut kept };
                 set.extend(pages(at, size));
             }
-            let old = old.get(m).cloned().unwrap_or_default();
+            let old = old.get(m).unwrap_or(&none);
             out.messages += 1;
             out.temporary += temporary.len();
             out.kept += kept.len();
@@ -87,33 +111,12 @@ impl Lifetimes {
     }
 }
 
-/// Blocks got in each message: (address, size, freed in that message).
-type Got = BTreeMap<u64, Vec<(u64, u64, bool)>>;
-
-/// Frees the block at `at` in message `m`: a temporary if `m` got it, else its pages are old
-/// in `m`. Returns the message that got it, if it was live.
-fn free(
-    m: u64,
-    at: u64,
-    live: &mut BTreeMap<u64, (u64, u64)>,
-    got: &mut Got,
-    old: &mut BTreeMap<u64, BTreeSet<u64>>,
-) -> Option<u64> {
-    let (size, born) = live.remove(&at)?;
-    if born == m {
-        if let Some(b) = got
-            .entry(m)
-            .or_default()
-            .iter_mut()
-            .rev()
-            .find(|(a, s, freed)| *a == at && *s == size && !freed)
-        {
-            b.2 = true;
-        }
-    } else {
-        old.entry(m).or_default().extend(pages(at, size));
-    }
-    Some(born)
+/// A live block: its size, the message that got it, and its place among that message's blocks
+/// (`None` for a block grown in place in a later message: it stays its first message's).
+struct Live {
+    size: u64,
+    born: u64,
+    slot: Option<usize>,
 }
 
 #[cfg(test)]

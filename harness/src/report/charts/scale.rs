@@ -2,7 +2,8 @@
 //! batches before it against shipping's, as the live heap grows.
 
 use super::{canvas, colour, draw_err, header, FONT, H, W};
-use crate::analyse::scale::{changes, Change, Part};
+use crate::analyse::scale::{cases, changes, over_layouts, Change, Part};
+use crate::analyse::target::TARGET;
 use crate::results::ScaleRow;
 use anyhow::Result;
 use galloc_variants::{Variant, DESIGN, REFERENCE, VARIANTS};
@@ -10,26 +11,11 @@ use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Each variant's mean over the layouts at each checkpoint, as (live MiB, percent), by case.
-fn means(changes: &[Change], case: &str) -> Vec<(f64, f64)> {
-    let mut at: BTreeMap<u32, (f64, f64, usize)> = BTreeMap::new();
-    for c in changes.iter().filter(|c| c.case == case) {
-        let e = at.entry(c.checkpoint).or_insert((0.0, 0.0, 0));
-        e.0 = c.live_bytes as f64 / (1024.0 * 1024.0);
-        e.1 += c.pct;
-        e.2 += 1;
-    }
-    at.values()
-        .map(|(x, sum, n)| (*x, sum / *n as f64))
-        .collect()
-}
-
 /// Draws the chart at `path`: a column per case, the probes above, the batches below; a line per
 /// variant (its mean over the layouts), the design's thicker, and the target's +1 % dashed.
 pub fn scale(rows: &[ScaleRow], path: &Path) -> Result<()> {
     super::load_font()?;
-    let mut cases: Vec<&str> = rows.iter().map(|r| r.case.as_str()).collect();
-    cases.dedup();
+    let cases = cases(rows);
     let parts = [
         (Part::Probes, "checkpoint probes"),
         (Part::Batches, "batches"),
@@ -52,7 +38,16 @@ pub fn scale(rows: &[ScaleRow], path: &Path) -> Result<()> {
         let (part, case) = (i / cases.len().max(1), cases[i % cases.len().max(1)]);
         let series: Vec<(&Variant, Vec<(f64, f64)>)> = shown
             .iter()
-            .map(|v| (*v, means(&by_part[part][v.id], case)))
+            .map(|v| {
+                let at = over_layouts(&by_part[part][v.id], case);
+                let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+                (
+                    *v,
+                    at.values()
+                        .map(|o| (mib(o.live_bytes), o.mean_pct))
+                        .collect(),
+                )
+            })
             .collect();
         let points = series.iter().flat_map(|(_, s)| s.iter());
         let (mut lo, mut hi, mut right) = (-1.0f64, 1.5f64, 1.0f64);
@@ -83,7 +78,10 @@ pub fn scale(rows: &[ScaleRow], path: &Path) -> Result<()> {
             .map_err(draw_err(path))?;
         chart
             .draw_series(DashedLineSeries::new(
-                [(0.0, 1.0), (right * 1.05, 1.0)],
+                [
+                    (0.0, TARGET.scale_dearer_pct),
+                    (right * 1.05, TARGET.scale_dearer_pct),
+                ],
                 6,
                 4,
                 BLACK.stroke_width(1),
