@@ -174,5 +174,22 @@ mod tests {
                 temporary_only: 1 + 2,
             }
         );
+        // A block grown in place in a later message keeps its age: in that message it is an
+        // old block resized, not a block kept, and freed later it is old again.
+        let grown = [
+            call(0, "malloc", 0, 64, 0, p + 16),
+            call(1, "realloc", p + 16, 64, 128, p + 16),
+            call(2, "free", p + 16, 128, 0, 0),
+        ];
+        assert_eq!(
+            Lifetimes::of(&grown),
+            Lifetimes {
+                messages: 3,
+                temporary: 0,
+                kept: 1,
+                old: 2,
+                temporary_only: 0,
+            }
+        );
     }
 }
