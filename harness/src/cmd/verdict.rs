@@ -155,19 +155,21 @@ fn anatomy(
     // Where the blocks land, by lifetime, from the traces at the linker's layout (issue 59):
     // a message's temporaries on more pages are pages a message touches that it need not.
     let traces = results.join("traces");
-    let lifetimes: Vec<(&str, Vec<galloc_lab::analyse::anatomy::Lifetimes>)> = cases
-        .iter()
-        .filter_map(|c| {
-            let of = |v: &str| {
-                let trace =
-                    galloc_lab::results::trace::read(&traces.join(format!("{c}-{v}.csv.zst")));
-                trace
-                    .ok()
-                    .map(|t| galloc_lab::analyse::anatomy::Lifetimes::of(&t))
-            };
-            Some((*c, vec![of(a)?, of(b)?]))
-        })
-        .collect();
+    // A case without both traces is left out; a trace that is there must read.
+    let of = |c: &str, v: &str| -> Result<Option<galloc_lab::analyse::anatomy::Lifetimes>> {
+        let path = traces.join(format!("{c}-{v}.csv.zst"));
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let trace = galloc_lab::results::trace::read(&path)?;
+        Ok(Some(galloc_lab::analyse::anatomy::Lifetimes::of(&trace)))
+    };
+    let mut lifetimes: Vec<(&str, Vec<galloc_lab::analyse::anatomy::Lifetimes>)> = Vec::new();
+    for c in &cases {
+        if let (Some(x), Some(y)) = (of(c, a)?, of(c, b)?) {
+            lifetimes.push((*c, vec![x, y]));
+        }
+    }
     if !lifetimes.is_empty() {
         println!(
             "\nWhere each message's blocks land, by lifetime (the traces at the linker's layout, \
