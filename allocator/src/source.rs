@@ -49,14 +49,16 @@ pub unsafe trait PageSource: Send {
 }
 
 /// The part of `__heap_base`'s page that static data leaves free, from its first
-/// `align`-aligned byte: `(start, bytes)`, or `(null, 0)` when there is none.
+/// `align`-aligned byte (`align` a power of two up to a page): `(start, bytes)`, with no bytes
+/// when there is none (the heap base on a page boundary: that page is Gear's to hand out).
 #[inline]
 pub fn heap_tail<S: PageSource>(source: &S, align: usize) -> (*mut u8, usize) {
     let base = source.heap_base();
     let start = base.wrapping_add(base.align_offset(align));
-    let page_end = source.page_addr(source.page_of(base) + 1);
-    if (base as usize).is_multiple_of(WASM_PAGE) || start >= page_end {
-        return (core::ptr::null_mut(), 0);
-    }
+    // The end of the page the base is in, or the base itself when it starts a page; `start`
+    // is never past it, `align` dividing a page. One subtraction, no branch: every caller
+    // checks the length it needs anyway.
+    let page_end = source.page_addr(source.page_of(base.wrapping_add(WASM_PAGE - 1)));
+    debug_assert!(start <= page_end);
     (start, page_end as usize - start as usize)
 }

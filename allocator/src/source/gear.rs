@@ -22,35 +22,38 @@ mod sys {
 #[derive(Clone, Copy, Default)]
 pub struct GearPages;
 
+// Every method is inlined: each is a syscall or an operator or two, and `alloc` as a call
+// returned its `Option` through the stack (a frame in every caller): inlined, `lab`'s code is
+// 115 bytes smaller (`lab sizes`).
 // SAFETY: the runtime hands out each page to at most one `alloc` until it is freed, pages are
 // identity-mapped at `page * WASM_PAGE` in linear memory, and the linker reserves nothing after
 // `__heap_base`.
 unsafe impl PageSource for GearPages {
-    #[inline]
+    #[inline(always)]
     fn alloc(&self, count: u32) -> Option<u32> {
         // SAFETY: a plain syscall with no pointer arguments.
         let page = unsafe { sys::alloc(count) };
         (page != u32::MAX).then_some(page)
     }
 
-    #[inline]
+    #[inline(always)]
     fn free_range(&self, first: u32, last: u32) -> bool {
         // SAFETY: a plain syscall; the caller no longer uses these pages.
         unsafe { sys::free_range(first, last) == 0 }
     }
 
-    #[inline]
+    #[inline(always)]
     fn heap_base(&self) -> *mut u8 {
         // Only the address of the linker symbol is taken, never its value.
         core::ptr::addr_of!(sys::__heap_base) as *mut u8
     }
 
-    #[inline]
+    #[inline(always)]
     fn page_addr(&self, page: u32) -> *mut u8 {
         (page as usize * WASM_PAGE) as *mut u8
     }
 
-    #[inline]
+    #[inline(always)]
     fn page_of(&self, addr: *const u8) -> u32 {
         (addr as usize / WASM_PAGE) as u32
     }
