@@ -461,7 +461,7 @@ fn the_population_measures_of_the_design_on_the_committed_results() {
     assert_eq!((p.programs, p.deployments), (17, 272));
     assert_eq!(
         shown,
-        "-3.83 (-6.28 … -1.92), worst vnft-stress +0.66, dearer 7.7 %, worst deployment dex at 43008 +8.45, own spread 17.7 %"
+        "-3.97 (-6.38 … -2.12), worst vnft-stress +0.86, dearer 7.7 %, worst deployment vnft-stress at 21504 +7.42, own spread 18.3 %"
     );
     assert_eq!(Population::of(&d).unwrap(), p);
 }
