@@ -1,8 +1,9 @@
 //! Runs a scenario on a backend, checking every reply, and reads the probe after each message.
 
 use crate::results::hex;
-use crate::run::backend::{Backend, Outcome, Sent};
-use crate::run::scenario::{check_payload, Expect, Scenario, Step};
+use crate::run::backend::Backend;
+use crate::run::expect::{check, check_sent};
+use crate::run::scenario::{check_payload, Scenario};
 use anyhow::{bail, Context, Result};
 use galloc::probe::{Op, ProbeStats};
 
@@ -101,87 +102,6 @@ fn delta(before: &ProbeStats, after: &ProbeStats) -> ([u64; 4], [u64; 4]) {
         costs[op as usize] = a.total - b.total;
     }
     (counts, costs)
-}
-
-/// The messages `step` had to send against those the backend saw it send (where it sees them).
-fn check_sent(scenario: &Scenario, index: usize, step: &Step, outcome: &Outcome) -> Result<()> {
-    let (Some(expected), Some(got)) = (&step.sent, &outcome.sent) else {
-        return Ok(());
-    };
-    if expected == got {
-        return Ok(());
-    }
-    let show = |sent: &[Sent]| {
-        let each: Vec<String> = sent
-            .iter()
-            .map(|m| format!("to 0x{}: 0x{}", hex(&m.destination), hex(&m.payload)))
-            .collect();
-        if each.is_empty() {
-            "nothing".to_owned()
-        } else {
-            each.join("; ")
-        }
-    };
-    // Sails events go to the zero address; a scenario's `events` can list nothing else. A
-    // message that also sends to a user needs `sends`, which lists both.
-    let event = |m: &Sent| m.destination == [0; 32];
-    let hint = if expected.iter().all(event) && got.iter().any(|m| !event(m)) {
-        "; it also sent to a user, which `events` cannot list: list everything the message \
-         sends, events and messages to users, in `sends` (docs/your-program.md)"
-    } else {
-        ""
-    };
-    bail!(
-        "case `{}`, message {index}: expected it to send {}, it sent {}{hint}",
-        scenario.case,
-        show(expected),
-        show(got)
-    );
-}
-
-fn check(
-    scenario: &Scenario,
-    index: usize,
-    expect: &Expect,
-    reads: Option<&crate::run::scenario::ReplyText>,
-    outcome: &Outcome,
-) -> Result<()> {
-    // A reply as the value it encodes where the step can read it (a Sails call, through the
-    // IDL), else as hex.
-    let value = |bytes: &[u8], failed: bool| reads.and_then(|r| (r.0)(bytes, failed));
-    let ok = match expect {
-        Expect::Reply(bytes) => !outcome.failed && &outcome.reply == bytes,
-        Expect::Success => !outcome.failed,
-        Expect::Failure => outcome.failed,
-        Expect::FailureWith(bytes) => outcome.failed && &outcome.reply == bytes,
-    };
-    if !ok {
-        let got = match (outcome.failed, value(&outcome.reply, outcome.failed)) {
-            (true, Some(error)) => format!("a failed execution with error {error}"),
-            // Gear's error reply to a panic is the panic message: show it as the text it is.
-            (true, None) => format!(
-                "a failed execution (the program panicked: {:?})",
-                String::from_utf8_lossy(&outcome.reply)
-            ),
-            (false, Some(reply)) => format!("success with reply {reply}"),
-            (false, None) => format!("success with reply 0x{}", hex(&outcome.reply)),
-        };
-        let shown = |bytes: &[u8], failed: bool| {
-            value(bytes, failed).unwrap_or_else(|| format!("0x{}", hex(bytes)))
-        };
-        bail!(
-            "case `{}`, message {index}: expected {}, got {got}",
-            scenario.case,
-            match expect {
-                Expect::Reply(b) => format!("reply {}", shown(b, false)),
-                Expect::Success => "a successful execution".to_owned(),
-                Expect::Failure => "a failed execution".to_owned(),
-                Expect::FailureWith(b) =>
-                    format!("a failed execution with error {}", shown(b, true)),
-            },
-        );
-    }
-    Ok(())
 }
 
 /// When to read a probe build's records.
@@ -403,16 +323,6 @@ mod tests {
     use super::*;
     use crate::run::scenario::MAX_PAYLOAD;
 
-    fn scenario() -> Scenario {
-        Scenario {
-            case: "c",
-            package: "p",
-            deployer: 42,
-            init: Vec::new(),
-            steps: Vec::new(),
-        }
-    }
-
     /// Gear's limit is inclusive: a payload of exactly 8 MiB is sent, one byte more is refused
     /// with the limit named.
     #[test]
@@ -428,152 +338,5 @@ mod tests {
                 && err.contains("8 MiB"),
             "{err}"
         );
-    }
-
-    /// A failed message's reply is the panic text: it is shown as text, not hex.
-    #[test]
-    fn a_failure_shows_the_panic_text() {
-        let outcome = Outcome {
-            reply: b"panicked with 'no \"room\"'".to_vec(),
-            sent: None,
-            failed: true,
-            cost: 1,
-            pages: None,
-            ops: Vec::new(),
-        };
-        let err = check(&scenario(), 2, &Expect::Success, None, &outcome)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains(r#"the program panicked: "panicked with 'no \"room\"'""#),
-            "{err}"
-        );
-        let ok = Outcome {
-            failed: false,
-            reply: vec![1, 2],
-            ..outcome
-        };
-        let err = check(&scenario(), 2, &Expect::Failure, None, &ok)
-            .unwrap_err()
-            .to_string();
-        assert!(err.ends_with("got success with reply 0x0102"), "{err}");
-    }
-
-    /// Where a step can read its replies (a Sails call, through the IDL), a wrong reply is
-    /// shown as the values on both sides, not as hex; bytes it cannot read stay hex.
-    #[test]
-    fn a_wrong_reply_is_shown_as_values_where_the_step_reads_them() {
-        let reads = crate::run::scenario::ReplyText(std::sync::Arc::new(|bytes, failed| {
-            match (bytes, failed) {
-                ([0], false) => Some("None".to_owned()),
-                ([1, 7], false) => Some(r#"Some(("Where shall the lab meet?", 7))"#.to_owned()),
-                ([2], true) => Some("SoldOut".to_owned()),
-                _ => None,
-            }
-        }));
-        let outcome = Outcome {
-            reply: vec![1, 7],
-            sent: None,
-            failed: false,
-            cost: 1,
-            pages: None,
-            ops: Vec::new(),
-        };
-        let err = check(
-            &scenario(),
-            4,
-            &Expect::Reply(vec![0]),
-            Some(&reads),
-            &outcome,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.ends_with(
-                r#"expected reply None, got success with reply Some(("Where shall the lab meet?", 7))"#
-            ),
-            "{err}"
-        );
-        let thrown = Outcome {
-            reply: vec![2],
-            failed: true,
-            ..outcome.clone()
-        };
-        let err = check(
-            &scenario(),
-            4,
-            &Expect::Reply(vec![9]),
-            Some(&reads),
-            &thrown,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.ends_with("expected reply 0x09, got a failed execution with error SoldOut"),
-            "{err}"
-        );
-    }
-
-    /// Every expectation can fail: a reply other than the one expected (a `None` expected and
-    /// a `Some` given), a message to a user expected and not sent, or sent and not expected.
-    #[test]
-    fn each_wrong_expectation_fails() {
-        let outcome = Outcome {
-            reply: vec![1, 7],
-            sent: Some(vec![Sent {
-                destination: [0; 32],
-                payload: vec![9],
-            }]),
-            failed: false,
-            cost: 1,
-            pages: None,
-            ops: Vec::new(),
-        };
-        assert!(check(&scenario(), 1, &Expect::Reply(vec![0]), None, &outcome).is_err());
-        assert!(check(&scenario(), 1, &Expect::Reply(vec![1, 7]), None, &outcome).is_ok());
-        let to_user = Sent {
-            destination: gstd::ActorId::from(42u64).into_bytes(),
-            payload: vec![5],
-        };
-        let step = |sent: Option<Vec<Sent>>| Step {
-            from: 42,
-            payload: Vec::new(),
-            expect: Expect::Success,
-            sent,
-            reads: None,
-        };
-        let event = outcome.sent.clone().unwrap();
-        let with_user = [event.clone(), vec![to_user.clone()]].concat();
-        assert!(check_sent(&scenario(), 1, &step(Some(event.clone())), &outcome).is_ok());
-        let err = check_sent(&scenario(), 1, &step(Some(with_user.clone())), &outcome)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains(&format!("to 0x{}: 0x05", hex(&to_user.destination))),
-            "{err}"
-        );
-        let sent_more = Outcome {
-            sent: Some(with_user),
-            ..outcome.clone()
-        };
-        // Events expected, events and a message to a user sent: the way to say it is named.
-        let err = check_sent(&scenario(), 1, &step(Some(event.clone())), &sent_more)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("it also sent to a user, which `events` cannot list")
-                && err.contains("in `sends`"),
-            "{err}"
-        );
-        // Not where the expected list names users itself (it came from `sends`).
-        let other_user = Sent {
-            destination: gstd::ActorId::from(43u64).into_bytes(),
-            payload: vec![5],
-        };
-        let err = check_sent(&scenario(), 1, &step(Some(vec![other_user])), &sent_more)
-            .unwrap_err()
-            .to_string();
-        assert!(!err.contains("`events` cannot list"), "{err}");
-        assert!(check_sent(&scenario(), 1, &step(None), &sent_more).is_ok());
     }
 }

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod cache;
 pub mod execute;
+pub mod expect;
 pub mod measure;
 pub mod plan;
 pub mod replay;

@@ -1,6 +1,6 @@
 //! The `lab` command refuses bad arguments with a message that names the fix.
 //!
-//! Over 600 lines: 13 tests of the command line, each with the arguments, program and scenario
+//! Over 600 lines: 14 tests of the command line, each with the arguments, program and scenario
 //! it runs and the message it expects, around the helpers that run `lab` and the lock below.
 
 use std::process::Command;
@@ -317,7 +317,9 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
         ),
         (
             r#"{"from": 5, "call": "Polls/Vote", "args": [0, 1], "returns": 1, "sends": [{"event": {"Voted": {"id": 0, "voter": 5, "option": 1}}}, {"to": 5, "payload": "0x01"}]}"#,
-            "expected it to send",
+            // Events read through the IDL, users by number.
+            "expected it to send event Voted { id: 0, voter: user 5, option: 1 }; to user 5: \
+             0x01, it sent event Voted { id: 0, voter: user 5, option: 1 }",
         ),
     ] {
         let file = out.path().join("wrong.json");
@@ -338,6 +340,107 @@ fn a_sails_crate_as_written_is_measured_from_calls_by_name() {
             &std::fs::read(program.join(file)).unwrap(),
             bytes,
             "{file} was changed"
+        );
+    }
+}
+
+/// A Sails program with what authors turn on that the lab's own programs do not (gstd's
+/// `debug`, so `gr_debug`; a delayed send; the block height) measures on both default
+/// backends, and they agree on what a program can see: the heights its calls answer by, and a
+/// delayed message reaching its user in the block its delay ends in, even when that block's
+/// own message fails. The same notice expected one block early fails on each backend.
+#[test]
+fn a_sails_program_with_debug_and_a_delayed_send_measures_on_both_default_backends() {
+    let _turn = examples_turn();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let program = root.join("contracts/examples/auction");
+    let scenario = program.join("auction.json");
+    let out = tempfile::tempdir().unwrap();
+    // No `--backends`: the defaults.
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--layouts",
+        "1",
+        "--program",
+        program.to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--variants",
+        "shipping",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    for backend in ["wasmtime", "gtest"] {
+        let totals = std::fs::read_to_string(out.path().join(backend).join("totals.csv")).unwrap();
+        let header: Vec<&str> = totals.lines().next().unwrap().split(',').collect();
+        let row: Vec<&str> = totals
+            .lines()
+            .find(|l| l.contains(",auction,shipping,"))
+            .unwrap_or_else(|| panic!("no auction row in {backend}'s\n{totals}"))
+            .split(',')
+            .collect();
+        let column = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        // Five calls and `init`, two of them refused.
+        assert_eq!(
+            (column("messages"), column("failed_messages")),
+            ("6", "2"),
+            "{backend}"
+        );
+    }
+    // What the program imports is what this test is for.
+    let artifacts = root.join("target/artifacts");
+    let plain = std::fs::read_dir(&artifacts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("auction-"))
+        })
+        .map(|d| d.join("shipping.opt.wasm"))
+        .find(|f| f.exists())
+        .expect("auction's plain build");
+    let info = galloc_lab::build::wasm::inspect(&std::fs::read(plain).unwrap()).unwrap();
+    for import in ["env.gr_debug", "env.gr_block_height", "env.gr_send"] {
+        assert!(
+            info.function_imports.iter().any(|i| i == import),
+            "{import} not in {:?}",
+            info.function_imports
+        );
+    }
+
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let notice = r#""sends": [{"to": 2, "payload": "0x636c6f7365642030"}]"#;
+    let early = text
+        .replacen(
+            &format!(r#""throws": "Closed", {notice}"#),
+            r#""throws": "Closed""#,
+            1,
+        )
+        .replacen(
+            r#""throws": "TooLow""#,
+            &format!(r#""throws": "TooLow", {notice}"#),
+            1,
+        );
+    assert_ne!(early, text);
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("early.json");
+    std::fs::write(&file, early).unwrap();
+    std::fs::copy(
+        program.join("auction.idl"),
+        scratch.path().join("auction.idl"),
+    )
+    .unwrap();
+    for backend in ["wasmtime", "gtest"] {
+        let out = tempfile::tempdir().unwrap();
+        let (ok, err) = measure_program(&program, &file, "shipping", backend, out.path());
+        assert!(
+            !ok && err.contains(
+                "message 3 of `messages` (counting from 1): expected it to send to user 2: \
+                     0x636c6f7365642030, it sent nothing"
+            ),
+            "{backend}: {err}"
         );
     }
 }

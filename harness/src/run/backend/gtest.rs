@@ -87,7 +87,9 @@ impl GtestBackend {
         let mut outcome = outcome.context("message outcome")?;
         outcome.cost = burned;
         outcome.reply = reply.unwrap_or_default();
-        outcome.sent = Some(if outcome.failed { Vec::new() } else { sent });
+        // Gear logs nothing a failed execution sent; what its block logged from the program is
+        // then a message an earlier one sent with a delay, delivered now: kept.
+        outcome.sent = Some(sent);
         Ok(outcome)
     }
 }

@@ -26,8 +26,9 @@ pub struct Outcome {
     /// The reply payload (empty when the program failed without replying).
     pub reply: Vec<u8>,
     /// Messages the program sent, in order (Sails events go to the zero address), where the
-    /// backend sees them (gtest, wasmtime; not yet a node); none when the program failed, as
-    /// Gear then discards them with the rest of the execution.
+    /// backend sees them (gtest, wasmtime; not yet a node): first those it sent earlier with a
+    /// delay that ends in this message's block, then the message's own, none of which when it
+    /// failed (Gear discards them with the rest of the execution).
     pub sent: Option<Vec<Sent>>,
     /// Whether execution failed (a panic or trap): Gear then discards its state changes.
     pub failed: bool,

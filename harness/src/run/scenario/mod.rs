@@ -48,17 +48,24 @@ pub struct Step {
     /// The messages it must send (events), exactly and in order, where the backend sees them;
     /// `None` leaves them unchecked (scenario files that list none).
     pub sent: Option<Vec<Sent>>,
-    /// How its replies read as values, for the message when one is not what was expected (a
-    /// Sails call's, through the IDL); `None`: shown as hex.
+    /// How its replies and the events it sends read as values, for the message when one is
+    /// not what was expected (a Sails call's, through the IDL); `None`: shown as hex.
     pub reads: Option<ReplyText>,
 }
 
 /// A reply's bytes (and whether the message failed) as the value they encode, or `None`.
 pub type ReadReply = dyn Fn(&[u8], bool) -> Option<String> + Send + Sync;
 
-/// How a step's replies read as values ([`ReadReply`]), shared by the step's copies.
+/// A message's bytes as the event they encode (`Opened { id: 0, .. }`), or `None`.
+pub type ReadEvent = dyn Fn(&[u8]) -> Option<String> + Send + Sync;
+
+/// How a step's replies ([`ReadReply`]) and events ([`ReadEvent`]) read as values, shared by
+/// the step's copies.
 #[derive(Clone)]
-pub struct ReplyText(pub std::sync::Arc<ReadReply>);
+pub struct ReplyText {
+    pub reply: std::sync::Arc<ReadReply>,
+    pub event: std::sync::Arc<ReadEvent>,
+}
 
 impl std::fmt::Debug for ReplyText {
     /// Nothing of the function: a scenario's `Debug` text is its fingerprint in the run cache,

@@ -128,20 +128,43 @@ pub(super) fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
             if value != 0 {
                 wasmtime::bail!("the meter has no balances: a message sent with value {value}");
             }
-            if delay != 0 {
-                wasmtime::bail!("the meter has no blocks: a message sent with delay {delay}");
-            }
             let payload = read(&mut c, ptr, len)?;
             let host = c.data_mut();
-            host.sent.push(Sent {
+            let message = Sent {
                 destination: to[..32].try_into().unwrap(),
                 payload,
-            });
+            };
+            // A delayed message waits for its block (the backend delivers it then); others
+            // go now. Either way it is sent only if this execution succeeds.
+            if delay == 0 {
+                host.sent.push(message);
+            } else {
+                host.delayed.push((delay, message));
+            }
             // Error code 0, then the message's id (unique within the run: message, index).
+            let index = host.sent.len() + host.delayed.len();
             let mut out = [0u8; 36];
             out[4..12].copy_from_slice(&host.messages.to_le_bytes());
-            out[12..16].copy_from_slice(&(host.sent.len() as u32).to_le_bytes());
+            out[12..16].copy_from_slice(&(index as u32).to_le_bytes());
             write(&mut c, err_mid, &out)
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_debug",
+        |mut c: Caller<'_, Host>, ptr: u32, len: u32| -> wasmtime::Result<()> {
+            // Gear reads the line (so its pages count) and logs it; nothing a program sees.
+            read(&mut c, ptr, len).map(drop)
+        },
+    )
+    .map_err(e)?;
+    l.func_wrap(
+        "env",
+        "gr_block_height",
+        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
+            let height = c.data().block_height;
+            write(&mut c, out, &height.to_le_bytes())
         },
     )
     .map_err(e)?;

@@ -11,9 +11,14 @@
 //!   memory as Gear does, up to Gear's 512 pages; `free_range` forgets pages, and a page freed
 //!   at the end of a message loses its data (Gear drops it);
 //! - `gr_gas_available` answers remaining **fuel**, so the probe build records fuel per op;
+//! - every message runs in a block of its own, numbered as gtest numbers them (`init` in block
+//!   1): what `gr_block_height` answers;
 //! - `gr_send` (Sails events) records the message, byte for byte as gtest logs it, and a failed
-//!   execution sends nothing; value and delay are refused (the meter has neither balances nor
-//!   blocks).
+//!   execution sends nothing. A message sent with a delay of `d` blocks reaches its user at the
+//!   start of block `b + d`, as Gear's task pool delivers it: it is among what the message of
+//!   that block sent, first, even if that message fails (gtest logs it in that block). Value is
+//!   refused (the meter has no balances);
+//! - `gr_debug` reads its line (its pages count, as on Gear) and shows it nowhere.
 //!
 //! What it adds: per-message page accesses in Gear's charging categories ([`PageCounts`]),
 //! and, for probe builds, every allocator call with its fuel: the probe keeps its last call's
@@ -25,8 +30,9 @@
 //! own work nothing). It is not gas; results carry the unit `fuel`.
 //!
 //! The Gear syscalls the programs import are in `host.rs`, the page accounting in `pages.rs`,
-//! the module's instrumentation in `prepare.rs`.
+//! Gear's page allocations in `heap.rs`, the module's instrumentation in `prepare.rs`.
 
+mod heap;
 mod host;
 mod page_map;
 mod pages;
@@ -38,6 +44,7 @@ pub use pages::{FirstTouch, PageCounts};
 use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
 use anyhow::{anyhow, bail, Context, Result};
 use galloc::probe::{parse_state, Op, Record};
+use heap::Heap;
 use prepare::{prepare, Prepared};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -69,6 +76,8 @@ pub const HOST_FUNCTIONS: &[&str] = &[
     "env.gr_source",
     "env.gr_panic",
     "env.gr_gas_available",
+    "env.gr_debug",
+    "env.gr_block_height",
     "env.alloc",
     "env.free_range",
 ];
@@ -83,6 +92,10 @@ pub struct WasmtimeBackend {
     heap_base: Option<u32>,
     /// Whether programs deployed from now on keep a page map ([`WasmtimeBackend::map_pages`]).
     map_pages: bool,
+    /// The block the last message ran in (none yet: 0, gtest's genesis).
+    block: u32,
+    /// Messages sent with a delay, waiting for their block: (block, sender, message).
+    delayed: Vec<(u32, ProgramRef, Sent)>,
 }
 
 /// One engine for the process, so compiled modules are shared by every backend instance
@@ -133,6 +146,10 @@ struct Host {
     reply: Option<Vec<u8>>,
     /// Messages sent so far in this message (`gr_send`), dropped if it fails.
     sent: Vec<Sent>,
+    /// Messages sent with a delay (in blocks) so far in this message, dropped if it fails.
+    delayed: Vec<(u32, Sent)>,
+    /// The block this message runs in.
+    block_height: u32,
     panic: Option<Vec<u8>>,
     messages: u64,
     pages: pages::PageLog,
@@ -155,6 +172,8 @@ impl Host {
             source: [0; 32],
             reply: None,
             sent: Vec::new(),
+            delayed: Vec::new(),
+            block_height: 0,
             panic: None,
             messages: 0,
             pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, stack_end),
@@ -197,88 +216,6 @@ impl Host {
     }
 }
 
-/// Gear's page allocations: which Wasm pages above the static ones the program holds.
-struct Heap {
-    static_pages: u32,
-    allocated: Vec<bool>,
-    /// At the start of the message, to roll back to.
-    at_start: Vec<bool>,
-    /// Allocated at any time during the message (a freed one must lose its data).
-    held: Vec<bool>,
-}
-
-impl Heap {
-    fn new(static_pages: u32) -> Self {
-        let none = vec![false; MAX_PAGES as usize];
-        Heap {
-            static_pages,
-            allocated: none.clone(),
-            at_start: none.clone(),
-            held: none,
-        }
-    }
-
-    fn begin(&mut self) {
-        self.at_start.clone_from(&self.allocated);
-        self.held.clone_from(&self.allocated);
-    }
-
-    /// First fit, as Gear's `AllocationsContext::alloc`.
-    fn alloc(&mut self, pages: u32) -> Option<u32> {
-        if pages == 0 {
-            return Some(self.static_pages);
-        }
-        let (lo, pages) = (self.static_pages as usize, pages as usize);
-        let mut start = lo;
-        while start + pages <= MAX_PAGES as usize {
-            match self.allocated[start..start + pages]
-                .iter()
-                .rposition(|a| *a)
-            {
-                Some(taken) => start += taken + 1,
-                None => {
-                    self.allocated[start..start + pages].fill(true);
-                    self.held[start..start + pages].fill(true);
-                    return Some(start as u32);
-                }
-            }
-        }
-        None
-    }
-
-    /// Gear's `free_range`: inclusive; pages not held are fine, a range outside the heap is not.
-    fn free_range(&mut self, start: u32, end: u32) -> bool {
-        if start < self.static_pages || end >= MAX_PAGES || start > end {
-            return false;
-        }
-        self.allocated[start as usize..=end as usize].fill(false);
-        true
-    }
-
-    /// Byte ranges of pages held during the message and free at its end.
-    fn freed(&self) -> Vec<std::ops::Range<usize>> {
-        (0..MAX_PAGES as usize)
-            .filter(|&p| self.held[p] && !self.allocated[p])
-            .map(|p| p * WASM_PAGE..(p + 1) * WASM_PAGE)
-            .collect()
-    }
-
-    fn rollback(&mut self) {
-        self.allocated.clone_from(&self.at_start);
-    }
-
-    /// Runs of held pages when the message began: the intervals of Gear's allocations tree.
-    fn intervals_at_start(&self) -> u32 {
-        let starts = self
-            .at_start
-            .iter()
-            .enumerate()
-            .filter(|&(p, held)| *held && (p == 0 || !self.at_start[p - 1]))
-            .count();
-        starts as u32
-    }
-}
-
 impl WasmtimeBackend {
     /// A meter that also counts page accesses (the default).
     pub fn new() -> Result<Self> {
@@ -297,6 +234,8 @@ impl WasmtimeBackend {
             programs: Vec::new(),
             heap_base: None,
             map_pages: false,
+            block: 0,
+            delayed: Vec::new(),
         })
     }
 
@@ -373,6 +312,8 @@ impl WasmtimeBackend {
         host.source = actor_id(from);
         host.reply = None;
         host.sent.clear();
+        host.delayed.clear();
+        host.block_height = self.block;
         host.panic = None;
         host.messages += 1;
         host.heap.begin();
@@ -440,6 +381,15 @@ impl WasmtimeBackend {
         };
         // Gear sends nothing of a failed execution.
         let sent = std::mem::take(&mut host.sent);
+        let delayed = std::mem::take(&mut host.delayed);
+        if !failed && !read_only {
+            let block = self.block;
+            self.delayed.extend(
+                delayed
+                    .into_iter()
+                    .map(|(delay, message)| (block.saturating_add(delay), program, message)),
+            );
+        }
         Ok(Outcome {
             reply,
             sent: Some(if failed { Vec::new() } else { sent }),
@@ -468,6 +418,35 @@ fn renew_store(engine: &Engine, base: &Linker<Host>, p: &mut Program) -> Result<
         .map_err(|e| anyhow!("{e}"))?;
     (p.store, p.linker, p.instances) = (store, linker, 0);
     Ok(())
+}
+
+impl WasmtimeBackend {
+    /// Runs `entry` of `program` as the message of the next block: first the messages delayed
+    /// to this block reach their users (those `program` sent are its outcome's, first; gtest
+    /// attributes a block's log to the program stepped), then the message runs.
+    fn step(
+        &mut self,
+        program: ProgramRef,
+        entry: &str,
+        from: UserId,
+        payload: &[u8],
+    ) -> Result<Outcome> {
+        self.block += 1;
+        let block = self.block;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.delayed)
+            .into_iter()
+            .partition(|(at, _, _)| *at <= block);
+        self.delayed = later;
+        let mut outcome = self.execute(program, entry, from, payload, false)?;
+        let mut sent: Vec<Sent> = due
+            .into_iter()
+            .filter(|(_, from, _)| *from == program)
+            .map(|(_, _, message)| message)
+            .collect();
+        sent.extend(outcome.sent.take().unwrap_or_default());
+        outcome.sent = Some(sent);
+        Ok(outcome)
+    }
 }
 
 fn log_trap(entry: &str, e: &wasmtime::Error) {
@@ -546,12 +525,12 @@ impl Backend for WasmtimeBackend {
                 }
             }
         }
-        let outcome = self.execute(program, "init", from, payload, false)?;
+        let outcome = self.step(program, "init", from, payload)?;
         Ok((program, outcome))
     }
 
     fn send(&mut self, program: ProgramRef, from: UserId, payload: &[u8]) -> Result<Outcome> {
-        self.execute(program, "handle", from, payload, false)
+        self.step(program, "handle", from, payload)
     }
 
     fn read_state(&mut self, program: ProgramRef) -> Result<Vec<u8>> {

@@ -262,6 +262,19 @@ impl Method<'_> {
         rest.is_empty().then_some(text)
     }
 
+    /// A message the service sent read as the event it encodes (`Voted { id: 0, voter: user
+    /// 5, option: 1 }`); `None` for bytes that are not one of its events.
+    pub fn describe_event(&self, bytes: &[u8]) -> Option<String> {
+        self.service.events.iter().find_map(|e| {
+            let mut rest = bytes.strip_prefix(self.framed(e.entry_id).as_slice())?;
+            let text = self
+                .scope()
+                .decode_fields(&e.name, &e.def, &mut rest)
+                .ok()?;
+            rest.is_empty().then_some(text)
+        })
+    }
+
     /// The message the service sends for `event` (`{"Name": fields}` or `"Name"`): to the
     /// zero address, the header with the event's entry id, then its fields.
     pub fn event(&self, event: &Value) -> Result<Sent> {

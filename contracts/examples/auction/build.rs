@@ -1,0 +1,3 @@
+fn main() {
+    sails_rs::build_wasm();
+}
