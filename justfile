@@ -43,7 +43,7 @@ corpus variants="all" backends="wasmtime,gtest": setup
 pr4853: setup
     cargo run --locked -p galloc-lab --bin lab -- reproduce pr4853 --against shipping,gear-next
 
-# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the rule of docs/ship.md names (the table results/README.md opens with), then every variant against the design target (issue 50: docs/design.md, "The target"), from the results files, running nothing.
+# What galloc should ship: every variant against shipping over the default cases (results/) and the corpus (results/corpus/) at once, and the variant the rule of docs/ship.md names (the table results/README.md opens with), then every variant against the design target (docs/design.md, "The target"), from the results files, running nothing.
 ship:
     cargo run -q --locked -p galloc-lab --bin lab -- ship
 
@@ -65,7 +65,7 @@ check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": se
 # Accept a change in cost deliberately: regenerate results/ (the baseline), then commit it.
 bless variants="all" cases="default" backends="all": (compare variants cases backends)
 
-# The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 10 builds and 3 minutes; `just check` runs everything).
+# The gate as CI runs it: every variant on the NFT cases, both backends (the FT case adds 42 builds, three per variant, and 3 minutes; `just check` runs everything).
 gate: (check "all" "nft,nft-stress" "wasmtime,gtest" "0")
 
 # Is the default sweep enough? Runs CASES with shipping and VARIANTS at every 1 KiB of the 64 KiB Wasm page (64 layouts; every point of the default sweep and of the earlier one over a Gear page is among them) into target/lab/sweep-check, then holds the default sweep (16 layouts stratified over the Wasm page on gas and on fuel) against that grid (`lab sweep-check --layouts 8 --one-gear-page --fuel-stride 1` holds the earlier one): the same verdict and a median within the minimum effect (1 percentage point) for every pair, or it fails (it fails on 1 of 8 pairs: README). Not in CI (25 min here): docs/verdicts.md, "Is the sweep enough?" has its table.
@@ -74,13 +74,13 @@ sweep-check cases="nft-stress,vft-stress" variants="lab,granularity-8k" backends
     cargo run --locked -p galloc-lab --bin lab -- measure --layout-step 1024 --no-second-workload --out target/lab/sweep-check --backends {{quote(backends)}} --variants {{quote("shipping," + variants)}} --cases {{quote(cases)}}
     cargo run -q --locked -p galloc-lab --bin lab -- sweep-check
 
-# Where the heap starts (issue 50; results/heap-skip/README.md, docs/design.md "Where the heap starts"): each program's plain build with its heap base alone moved over one Gear page in 16 steps (statics in place) on gtest, each variant's spread over those beside its spread over the layout sweep (results/); and a page map per program (every page each message touches, by kind, for shipping and lab at lab's cheapest and dearest layout, on the wasmtime meter). Writes results/heap-skip/ (README.md, skips.csv, pages.csv.zst, images/), then re-renders both reports, whose case pages show the maps. Not in CI (about 5 min here once the sweep's builds exist).
+# Where the heap starts (results/heap-skip/README.md, docs/design.md "Where the heap starts"): each program's plain build with its heap base alone moved over one Gear page in 16 steps (statics in place) on gtest, each variant's spread over those beside its spread over the layout sweep (results/); and a page map per program (every page each message touches, by kind, for shipping and lab at lab's cheapest and dearest layout, on the wasmtime meter). Writes results/heap-skip/ (README.md, skips.csv, pages.csv.zst, images/), then re-renders both reports, whose case pages show the maps. Not in CI (about 5 min here once the sweep's builds exist).
 heap-skip cases="nft-stress,vft-stress,synthetic-map,synthetic-strings,dex,market,dao,game,nft,vesting" variants="shipping,lab": setup
     cargo run --locked -p galloc-lab --bin lab -- heap-skip --cases {{quote(cases)}} --variants {{quote(variants)}}
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- report --results results/corpus
 
-# The scale cases (issue 59): two programs whose state grows by batches past 4 MiB of live heap (a collection of 40,000 tokens, a journal of 40,000 entries), the same probe messages at 10 checkpoints along the way, every variant on gtest at 4 layouts of the sweep, every reply checked. Writes results/scale/ (README.md, messages.csv, images/scale.png), then re-renders the report, whose design target reads it (docs/design.md, "The target"). Not in CI (a few minutes here once the builds exist).
+# The scale cases: two programs whose state grows by batches past 4 MiB of live heap (a collection of 40,000 tokens, a journal of 40,000 entries), the same probe messages at 10 checkpoints along the way, every variant on gtest at 4 layouts of the sweep, every reply checked. Writes results/scale/ (README.md, messages.csv, images/scale.png), then re-renders the report, whose design target reads it (docs/design.md, "The target"). Not in CI (a few minutes here once the builds exist).
 scale variants="all": setup
     cargo run --locked -p galloc-lab --bin lab -- scale --variants {{quote(variants)}}
     cargo run -q --locked -p galloc-lab --bin lab -- report

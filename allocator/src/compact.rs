@@ -282,7 +282,7 @@ impl<S: PageSource> Compact<S> {
                     // The top starts where the block ends. An aligned block's rest stays in it:
                     // on a list it would sit free before the next block carved from the top,
                     // which is marked as having a block in use before it, and the two would
-                    // never merge (issue 50: pages held with nothing live).
+                    // never merge (pages held with nothing live).
                     s.top = p + need;
                     set_head(p, need | INUSE | flags);
                 } else {
@@ -639,7 +639,7 @@ mod tests {
         pages.pages_in_use()
     }
 
-    /// Issue 50's smallest case: an aligned block carved from the top left its rest as a free
+    /// The smallest case of pages held with nothing live: an aligned block carved from the top left its rest as a free
     /// block ending at the top, and the next block carved was marked as having a block in use
     /// before it, so the two free neighbours never merged and the region stayed held.
     #[test]

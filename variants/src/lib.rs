@@ -85,7 +85,7 @@ pub const VARIANTS: &[Variant] = &[
         label: "static buffer",
         origin: Origin::Study2023,
         summary:
-            "Upstream dlmalloc on Gear pages with the fork's buffer of 8, 8, 48, 48, 64 B cells \
+            "Upstream dlmalloc on Gear's `alloc` (64 KiB Wasm pages) with the fork's buffer of 8, 8, 48, 48, 64 B cells \
                   in front while the heap is empty (the 2023 study's \"current\").",
         fails: None,
         reproduces: None,
@@ -154,7 +154,7 @@ pub const VARIANTS: &[Variant] = &[
         label: "Gear's next (PR #4853, pages fixed)",
         origin: Origin::Study2025,
         summary: "The 2025 study's answer as Gear PR #4853's `new-allocator` builds it (not \
-                  merged): upstream dlmalloc at granularity 16 KiB over whole Gear pages, \
+                  merged): upstream dlmalloc at granularity 16 KiB over whole 64 KiB Wasm pages from Gear's `alloc`, \
                   release checks off, `trim(0)` at the end of every message, with correct page \
                   arithmetic (a trim frees whole pages only; `pr4853` keeps the PR's).",
         fails: Some(KnownFailure {
@@ -181,7 +181,7 @@ pub const VARIANTS: &[Variant] = &[
         label: "talc 5",
         origin: Origin::Elsewhere,
         summary: "talc 5.1 from crates.io (the allocator talc's authors offer for Wasm), through \
-                  its memory-source hook on Gear pages instead of `memory.grow`.",
+                  its memory-source hook on Gear's `alloc` instead of `memory.grow`.",
         fails: None,
         reproduces: None,
     },
@@ -191,7 +191,7 @@ pub const VARIANTS: &[Variant] = &[
         label: "rlsf (TLSF)",
         origin: Origin::Elsewhere,
         summary: "rlsf 0.2 from crates.io (two-level segregated fit, constant-time), through its \
-                  memory-source hook on Gear pages instead of `memory.grow`.",
+                  memory-source hook on Gear's `alloc` instead of `memory.grow`.",
         fails: None,
         reproduces: None,
     },
@@ -215,7 +215,7 @@ pub const VARIANTS: &[Variant] = &[
         summary: "The lab's design (`allocator/src/compact.rs`): one header word a block, \
                   free neighbours merged at once, free lists by size found through a bitmap, \
                   lowest address first from the heap-base tail; blocks over 32 KiB are whole \
-                  Gear pages; pages go back once empty.",
+                  64 KiB Wasm pages from Gear's `alloc`; pages go back once empty.",
         fails: None,
         reproduces: None,
     },

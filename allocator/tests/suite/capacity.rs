@@ -1,4 +1,4 @@
-//! Capacity (issue 59): how many bytes a variant holds live when it first refuses a request,
+//! Capacity: how many bytes a variant holds live when it first refuses a request,
 //! on loads of large blocks (32 KiB to 1 MiB, what a collection pre-sized or grown to that
 //! size asks for) over Gear's memory of 512 pages, beside the reference (`shipping`,
 //! gear-dlmalloc's own code) on the same simulated memory and the same requests.

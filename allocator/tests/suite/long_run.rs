@@ -36,7 +36,7 @@ const SERVED_LIVE_BYTES: usize = MAX_PAGES as usize * WASM_PAGE / 2;
 /// page its segment record and fences sit on.
 const EMPTY_PAGES: u32 = 33;
 
-/// Variants whose pages come back only when dlmalloc trims (issue 15, open): dlmalloc releases a
+/// Variants whose pages come back only when dlmalloc trims (still so): dlmalloc releases a
 /// segment other than the top one only inside a trim or every 4,095th free of a large chunk,
 /// and a free that merges into its "designated victim" chunk counts for neither. With
 /// sub-page regions Gear's first-fit hands dlmalloc non-adjacent pages more often, so it holds

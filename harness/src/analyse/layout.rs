@@ -5,18 +5,15 @@
 //! static data the program has, which differs in every program. One layout can flip a
 //! comparison (docs/verdicts.md, "Verdicts across heap layouts", has the figures). Gas is
 //! deterministic, so instead of sampling layouts the lab sweeps them ([`crate::run::plan`]), and
-//! here every variant is compared with `shipping` *at the same offset*. A variant is better
-//! (worse) than shipping on a case only if it is cheaper (dearer) by more than [`BAND_PCT`] at
-//! every offset.
+//! here every variant is compared with `shipping` *at the same offset*. Its word on a case is
+//! the ship rule's, with the case's layouts as its deployments ([`Verdict::of_pairs`]): the
+//! mean over them and its 95 % interval against the minimum effect [`BAND_PCT`].
 
+use crate::analyse::population::{Deployments, Population};
 use crate::results::{round, LayoutRow, SecondRow, TotalRow};
 use std::collections::BTreeMap;
 
-/// The minimum effect, in percent of shipping's total: a variant is better (worse) only when
-/// it is cheaper (dearer) by more than this at every layout, and the same when it is within it
-/// at every layout. criterion's default noise threshold, and what the committed sweep shows
-/// layout luck alone does: docs/verdicts.md, "The minimum effect".
-pub const BAND_PCT: f64 = 1.0;
+pub use crate::analyse::population::{median, BAND_PCT};
 
 /// The variant every other is paired with.
 pub const SHIPPING: &str = "shipping";
@@ -37,18 +34,22 @@ pub struct Summary {
     pub verdict: Verdict,
 }
 
-/// A variant against shipping across layouts, with the minimum effect [`BAND_PCT`].
+/// A variant against shipping on one program, by the ship rule's measures with the program's
+/// layouts as its deployments: the 95 % interval of its mean change over them, against the
+/// minimum effect [`BAND_PCT`]. The same words in `totals.csv`, the reports, `lab verdict` and
+/// `lab pick`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
-    /// Cheaper by more than the band at every layout.
-    Better,
-    /// Within the band at every layout: too small a difference to act on.
+    /// The interval at or below minus the band: cheaper by at least the minimum effect, as the
+    /// rule asks of a variant it admits.
+    Cheaper,
+    /// The interval within the band on both sides: too small a difference to act on.
     Same,
-    /// Neither: beyond the band at some layouts and not at others, or beyond it both ways. The
-    /// layout decides, not the allocator.
-    Noise,
-    /// Dearer by more than the band at every layout.
-    Worse,
+    /// The interval reaches past the band on one side and not the other, or both: the layouts
+    /// disagree too much for the program's mean to say.
+    Uncertain,
+    /// The interval at or above the band: dearer by at least the minimum effect.
+    Dearer,
     /// Shipping itself.
     Baseline,
     /// No shipping run at any of its layouts.
@@ -59,47 +60,62 @@ impl Verdict {
     /// How `totals.csv` and the report write it.
     pub fn name(self) -> &'static str {
         match self {
-            Verdict::Better => "better",
+            Verdict::Cheaper => "cheaper",
             Verdict::Same => "same",
-            Verdict::Noise => "noise",
-            Verdict::Worse => "worse",
+            Verdict::Uncertain => "uncertain",
+            Verdict::Dearer => "dearer",
             Verdict::Baseline => "baseline",
             Verdict::Unpaired => "",
         }
     }
 
+    /// What the words mean, for every table that uses them; `band` the minimum effect.
+    pub fn legend(band: f64) -> String {
+        format!(
+            "each program's mean change over its heap layouts, with its 95 % interval (layouts \
+             resampled, as the ship rule judges), against the minimum effect of {band} %: \
+             **cheaper** (**dearer**) when the whole interval is at or below -{band} % (at or \
+             above +{band} %), **same** when it lies within ±{band} %, **uncertain** otherwise"
+        )
+    }
+
     /// A comparison of `a` and `b` (any pair, not only against shipping) from their totals
-    /// at the same layouts, `band_pct` the minimum effect in percent of `b`.
+    /// at the same layouts, `band_pct` the minimum effect in percent of `b`: the word for
+    /// [`Verdict::interval`]'s interval.
     pub fn of_pairs(pairs: &[(u64, u64)], band_pct: f64) -> Verdict {
-        let pcts: Vec<f64> = pairs.iter().copied().map(pct).collect();
-        if pcts.is_empty() {
-            Verdict::Unpaired
-        } else if pcts.iter().all(|p| *p < -band_pct) {
-            Verdict::Better
-        } else if pcts.iter().all(|p| *p > band_pct) {
-            Verdict::Worse
-        } else if pcts.iter().all(|p| p.abs() <= band_pct) {
+        match Verdict::interval(pairs) {
+            None => Verdict::Unpaired,
+            Some((_, (lo, hi))) => Verdict::of_interval(lo, hi, band_pct),
+        }
+    }
+
+    /// The word for an interval `lo … hi` (percent), `band_pct` the minimum effect.
+    pub fn of_interval(lo: f64, hi: f64, band_pct: f64) -> Verdict {
+        if hi <= -band_pct {
+            Verdict::Cheaper
+        } else if lo >= band_pct {
+            Verdict::Dearer
+        } else if lo >= -band_pct && hi <= band_pct {
             Verdict::Same
         } else {
-            Verdict::Noise
+            Verdict::Uncertain
         }
+    }
+
+    /// `a`'s mean change against `b` over the layouts of `pairs` (percent, the mean of the
+    /// log-ratios as the rule takes it) and its 95 % interval; `None` without a pair.
+    pub fn interval(pairs: &[(u64, u64)]) -> Option<(f64, (f64, f64))> {
+        let program = Deployments {
+            program: String::new(),
+            points: pairs.iter().map(|&(a, b)| (0, a, b)).collect(),
+        };
+        Population::of(&[program]).map(|p| (p.expected_pct, p.interval_pct))
     }
 }
 
 /// `a`'s total against `b`'s, in percent of `b`'s.
 pub fn pct((a, b): (u64, u64)) -> f64 {
     100.0 * (a as f64 - b as f64) / b as f64
-}
-
-/// The median of `values` (sorted here): the middle one, or the mean of the middle two.
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
 }
 
 /// `(a's total, b's total)` at every offset both were run at, on one backend and case.
@@ -201,7 +217,7 @@ impl Holds {
 /// of the same pair.
 pub fn holds(first: Verdict, second: Option<&Summary>) -> Holds {
     match (first, second) {
-        (Verdict::Noise | Verdict::Baseline | Verdict::Unpaired, _) => Holds::Nothing,
+        (Verdict::Uncertain | Verdict::Baseline | Verdict::Unpaired, _) => Holds::Nothing,
         (_, None) => Holds::Untested,
         (v, Some(s)) if s.verdict == v => Holds::Yes,
         _ => Holds::No,
@@ -325,10 +341,12 @@ pub(crate) mod tests {
         }
     }
 
-    /// Better only if cheaper by more than the band at every layout; one layout the other way,
-    /// or within the band, makes it noise; within the band everywhere is the same.
+    /// The word is the interval's against the band: cheaper (dearer) when all of it is beyond
+    /// the band, the same within it, uncertain across it. With two layouts the interval is
+    /// their range; with sixteen, one layout the other way no longer decides alone, as it
+    /// does not for the rule.
     #[test]
-    fn a_verdict_needs_every_layout_beyond_the_band() {
+    fn a_word_is_the_interval_of_the_mean_against_the_band() {
         assert_eq!(BAND_PCT, 1.0);
         let rows = [
             r("shipping", 0, 100),
@@ -342,23 +360,36 @@ pub(crate) mod tests {
             r("d", 0, 102),
             r("d", 2048, 203),
             r("e", 4096, 1),
-            // +1 % and -1 %: at the band's edge, inside it.
-            r("f", 0, 101),
-            r("f", 2048, 198),
+            // 0 % and -0.5 %: within the band.
+            r("f", 0, 100),
+            r("f", 2048, 199),
             // -2 % and -0.5 %: cheaper everywhere, beyond the band at one layout only.
             r("g", 0, 98),
             r("g", 2048, 199),
         ];
+        let mut rows = rows.to_vec();
+        // h: -5 % at fifteen layouts, +2 % at one (a per-layout rule called that noise); i:
+        // -5 % at eight layouts, +2 % at eight.
+        for k in 0..16u32 {
+            let o = 8192 + 1024 * k;
+            rows.push(r("shipping", o, 1000));
+            rows.push(r("h", o, if k == 7 { 1020 } else { 950 }));
+            rows.push(r("i", o, if k % 2 == 0 { 1020 } else { 950 }));
+        }
         let s = summarise(&rows);
         let get = |v: &str| s[&("gtest".into(), "c".into(), v.into())].clone();
-        assert_eq!(get("a").verdict, Verdict::Better);
-        assert_eq!(get("b").verdict, Verdict::Noise);
+        let h = Verdict::interval(&pairs(&rows, "gtest", "c", "h", "shipping")).unwrap();
+        assert!(h.1 .0 < -4.0 && h.1 .1 < -3.0, "{h:?}");
+        assert_eq!(get("h").verdict, Verdict::Cheaper);
+        assert_eq!(get("i").verdict, Verdict::Uncertain);
+        assert_eq!(get("a").verdict, Verdict::Cheaper);
+        assert_eq!(get("b").verdict, Verdict::Uncertain);
         assert_eq!(get("c").verdict, Verdict::Same);
-        assert_eq!(get("d").verdict, Verdict::Worse);
+        assert_eq!(get("d").verdict, Verdict::Dearer);
         assert_eq!(get("shipping").verdict, Verdict::Baseline);
         assert_eq!(get("e").verdict, Verdict::Unpaired, "no shared offset");
         assert_eq!(get("f").verdict, Verdict::Same);
-        assert_eq!(get("g").verdict, Verdict::Noise);
+        assert_eq!(get("g").verdict, Verdict::Uncertain);
         let a = get("a");
         assert_eq!((a.points, a.median, a.min, a.max), (2, 140.0, 90, 190));
         // -10 % at 0, -5 % at 2048.
@@ -379,7 +410,7 @@ pub(crate) mod tests {
                     median: *m,
                     lowest: *m,
                     highest: *m,
-                    verdict: Verdict::Better,
+                    verdict: Verdict::Cheaper,
                 })
                 .collect(),
             geomean_pct: geomean_pct(medians.iter().copied()),

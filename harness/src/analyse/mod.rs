@@ -4,7 +4,7 @@
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
 //! - [`pick`]: the ship rule for one program (`lab pick`, the report's pick per case).
-//! - [`target`]: the design target (issue 59): the ship rule's measures with stricter bounds,
+//! - [`target`]: the design target: the ship rule's measures with stricter bounds,
 //!   on every program, the held-out ones and the second workloads, code and the scale cases,
 //!   each variant against it.
 //! - [`scale`]: the scale cases: each checkpoint's gas against shipping's, and each variant's

@@ -18,11 +18,28 @@
 //! "What the lab found"). This module
 //! measures; the rule that uses the measures is [`crate::analyse::ship`].
 
-use crate::analyse::layout::BAND_PCT;
 use crate::results::{LayoutRow, SecondRow};
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
 use std::collections::BTreeMap;
+
+/// The minimum effect, in percent of shipping's total: the rule asks a variant's interval to
+/// lie at or below minus this, and a program's words ([`crate::analyse::layout::Verdict`]) put
+/// an interval within it on both sides as the same. criterion's default noise threshold, and
+/// what the committed sweep shows layout luck alone does: docs/verdicts.md, "The minimum
+/// effect".
+pub const BAND_PCT: f64 = 1.0;
+
+/// The median of `values` (sorted here): the middle one, or the mean of the middle two.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
 
 /// One program's deployments of a variant: at each layout both it and shipping ran, the
 /// variant's total and shipping's.
@@ -285,7 +302,7 @@ impl Population {
             worst_program: (programs[worst].program.clone(), pct_of_log(worst_mean)),
             dearer_share: dearer as f64 / all.len() as f64,
             worst_deployment: (programs[wi].program.clone(), wo, wpct),
-            own_spread_pct: crate::analyse::layout::median(&mut spreads),
+            own_spread_pct: median(&mut spreads),
         })
     }
 }

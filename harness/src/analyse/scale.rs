@@ -1,4 +1,4 @@
-//! The scale cases against shipping (issue 59, `just scale`): each checkpoint's gas (the sum of
+//! The scale cases against shipping (`just scale`): each checkpoint's gas (the sum of
 //! its probe messages) against shipping's at the same layout, each variant's dearest checkpoint,
 //! and the messages it refused that shipping served; the batches that grow the state beside
 //! them, the same way. The design target reads each variant's standing from here.

@@ -8,8 +8,9 @@
 //! and on the second workloads, and the lab's own tests passed, which the floor and a variant
 //! holding pages with nothing live do not ([`galloc_variants::never_recommended`]). Of the
 //! variants it admits, the lab names the one with the lowest expected change; shipping when it
-//! admits none. The per-program words (better / same / worse / noise over the layouts, repeated
-//! by the second workload) describe; they do not decide.
+//! admits none. The per-program words (cheaper / same / dearer / uncertain: each program's own
+//! interval over its layouts, repeated by the second workload) describe one program at a time;
+//! the rule decides over them all.
 
 use crate::analyse::anatomy::{Anatomy, Explained};
 use crate::analyse::layout::{self, Holds, Summary, Verdict, BAND_PCT};
@@ -134,12 +135,12 @@ pub struct OnProgram {
 }
 
 impl OnProgram {
-    /// The word that describes it: the sweep's verdict when the second workload repeats it,
-    /// else noise.
+    /// The word that describes it: the sweep's when the second workload repeats it, else
+    /// uncertain.
     pub fn standing(&self) -> Verdict {
         match (self.verdict, self.holds) {
-            (v @ (Verdict::Better | Verdict::Same | Verdict::Worse), Holds::Yes) => v,
-            _ => Verdict::Noise,
+            (v @ (Verdict::Cheaper | Verdict::Same | Verdict::Dearer), Holds::Yes) => v,
+            _ => Verdict::Uncertain,
         }
     }
 }
@@ -408,10 +409,10 @@ pub(crate) mod tests {
         let sizes = BTreeMap::from([("rlsf".to_owned(), 3000), ("talc".to_owned(), 4130)]);
         let ship = judge(RULE, "gtest", &["a", "b"], &["a", "b"], &l, &s, &sizes).unwrap();
         let row = |v: &str| ship.rows.iter().find(|r| r.variant == v).unwrap();
-        assert_eq!(row("talc").count(Verdict::Better), 1);
-        assert_eq!(row("talc").count(Verdict::Noise), 1);
-        assert_eq!(row("rlsf").count(Verdict::Better), 2);
-        assert_eq!(row("slabs").count(Verdict::Worse), 1);
+        assert_eq!(row("talc").count(Verdict::Cheaper), 1);
+        assert_eq!(row("talc").count(Verdict::Uncertain), 1);
+        assert_eq!(row("rlsf").count(Verdict::Cheaper), 2);
+        assert_eq!(row("slabs").count(Verdict::Dearer), 1);
         assert_eq!(row("rlsf").code_bytes, Some(3000));
         assert_eq!(row("slabs").code_bytes, None);
         let talc = row("talc");

@@ -145,13 +145,13 @@ mod tests {
         assert_eq!(checked.len(), 2);
         let (a, b) = (&checked[0], &checked[1]);
         assert_eq!((a.dense_points, a.chosen_points), (4, 2));
-        assert_eq!(a.dense, (-10.0, -10.0, -10.0, Verdict::Better));
+        assert_eq!(a.dense, (-10.0, -10.0, -10.0, Verdict::Cheaper));
         assert!(a.agrees());
-        assert_eq!(b.dense.3, Verdict::Noise);
-        assert_eq!(b.chosen.3, Verdict::Better);
+        assert_eq!(b.dense.3, Verdict::Uncertain);
+        assert_eq!(b.chosen.3, Verdict::Cheaper);
         assert!(!b.agrees());
         let table = render(&checked);
-        assert!(table.contains("| gtest | c | b | -10.00% | -10.00% … +5.00% | noise | -10.00% | -10.00% … -10.00% | better | **no** |"), "{table}");
+        assert!(table.contains("| gtest | c | b | -10.00% | -10.00% … +5.00% | uncertain | -10.00% | -10.00% … -10.00% | cheaper | **no** |"), "{table}");
         assert!(table.contains("1 of 2 agree"), "{table}");
         assert!(
             check(&rows, |_| vec![0, 4096]).is_err(),

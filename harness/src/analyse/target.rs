@@ -1,4 +1,4 @@
-//! The design target issue 59 set for the lab's own design (docs/design.md, "The target"): the
+//! The design target set for the lab's own design (docs/design.md, "The target"): the
 //! ship rule's population measures ([`crate::analyse::population`]) with stricter bounds, on
 //! every program and, alone, on the registry's held-out programs and on the second workloads;
 //! a code-size cap; and, at scale, no checkpoint of the growing cases dearer than shipping by
@@ -38,8 +38,8 @@ pub struct Target {
     pub capacity_share: f64,
 }
 
-/// The target issue 59 set. Issue 50's (-6 %, upper bound -4 %, a spread over layouts half of
-/// shipping's) is replaced: no measured design moved the spread, and the per-point oracle of
+/// The target. An earlier one (-6 %, upper bound -4 %, a spread over layouts half of
+/// shipping's) was replaced: no measured design moved the spread, and the per-point oracle of
 /// the measured designs is -4.95 %, so -5 % asks for a design better than all of them at once.
 pub const TARGET: Target = Target {
     expected_pct: -5.0,

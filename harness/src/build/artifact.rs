@@ -79,7 +79,7 @@ pub struct BuildRequest<'a> {
     pub layout_offset: u32,
     /// Bytes by which the heap base alone is placed higher, every static left where the linker
     /// puts it: a zeroed block linked after the last static ([`super::relink::skip_object`]).
-    /// An experiment (issue 50: what share of the layout spread is the allocator's), never a
+    /// An experiment (what share of the layout spread is the allocator's), never a
     /// build reported as deployed; 0 for every other build.
     pub heap_skip: u32,
     /// More `galloc` features, comma-separated ("" for none): not variants, but switches a

@@ -1,4 +1,4 @@
-//! `lab scale`: the scale cases (issue 59). Programs whose state grows by batches past 4 MiB of
+//! `lab scale`: the scale cases. Programs whose state grows by batches past 4 MiB of
 //! live heap, with the same probe messages at checkpoints along the way, on gtest at a few
 //! layouts of the sweep, every variant beside shipping. Each message's gas is kept with the
 //! live heap it began with (the program's requests, read from shipping's probe build on the

@@ -47,22 +47,24 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             }
             if rows == 0 {
                 println!(
-                    "Minimum effect {} %: better (worse) means cheaper (dearer) by more than that \
-                     at every layout, same within it at every layout, noise neither.\n",
-                    layout::BAND_PCT
+                    "{} vs {}, by the ship rule's words: {}.\n",
+                    a.id,
+                    b.id,
+                    Verdict::legend(layout::BAND_PCT).replace("**", "")
                 );
                 println!(
-                    "| backend | case | {} vs {}: median | lowest … highest | verdict | layouts |",
+                    "| backend | case | {} vs {}: mean | 95 % interval | median | lowest … highest | word | layouts |",
                     a.id, b.id
                 );
-                println!("| --- | --- | ---: | ---: | --- | ---: |");
+                println!("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |");
             }
             let mut pct: Vec<f64> = pairs.iter().copied().map(layout::pct).collect();
             let median = layout::median(&mut pct);
-            // The report's word for each verdict, here too (docs/verdicts.md).
+            // The report's word for each pair, here too (docs/verdicts.md).
             let verdict = Verdict::of_pairs(&pairs, layout::BAND_PCT).name();
+            let (mean, (lo, hi)) = Verdict::interval(&pairs).expect("pairs");
             println!(
-                "| {} | {case} | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
+                "| {} | {case} | {mean:+.2}% | {lo:+.2} … {hi:+.2}% | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
                 backend.name(),
                 pct[0],
                 pct[pct.len() - 1],
@@ -132,8 +134,8 @@ fn anatomy(
         }
         _ => println!(
             "No anatomy of {a} against {b}: no case has the fuel meter's page counts and the \
-             code charge at a layout both ran on gtest (results written before issue 58 lack \
-             them; measuring again writes them)."
+             code charge at a layout both ran on gtest (results written before the anatomy's \
+             columns lack them; measuring again writes them)."
         ),
     }
     // First writes and writes after read trade (a page written first instead of read and then
@@ -152,7 +154,7 @@ fn anatomy(
         );
         print!("{}", galloc_lab::report::anatomy::fates_table(a, b, &fates));
     }
-    // Where the blocks land, by lifetime, from the traces at the linker's layout (issue 59):
+    // Where the blocks land, by lifetime, from the traces at the linker's layout:
     // a message's temporaries on more pages are pages a message touches that it need not.
     let traces = results.join("traces");
     // A case without both traces is left out; a trace that is there must read.

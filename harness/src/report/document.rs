@@ -261,6 +261,57 @@ fn case_anatomy(inputs: &Inputs, anatomy: &crate::analyse::anatomy::Anatomy, cas
     format!("\n## Where the gas goes\n\nEach variant against `{REFERENCE}` on this program, on gtest. {LEGEND}\n\n{out}")
 }
 
+/// An outside program's answer first, per case, as `lab pick` gives it: the variant to use (or
+/// shipping: change nothing) in a sentence with the figures the rule judged (the mean over the
+/// layouts and its interval, the layouts dearer, the worst, the gas at the program's own layout
+/// today), the clause that refused the closest variant, and the Cargo lines.
+fn answers(inputs: &Inputs, cases: &[&str]) -> String {
+    let Some(lead) = crate::results::headline_backend(&inputs.totals) else {
+        return String::new();
+    };
+    let backend = match lead {
+        "gtest" => crate::run::backend::BackendKind::Gtest,
+        _ => crate::run::backend::BackendKind::Wasmtime,
+    };
+    // The lab's own allocator, for the patch line: this report is written on the lab's machine.
+    let allocator = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| "allocator".into(), |root| root.join("allocator"));
+    let mut out = String::new();
+    for case in cases {
+        let rows: Vec<_> = inputs
+            .layouts
+            .iter()
+            .filter(|r| r.backend == lead && r.case == *case)
+            .collect();
+        let mut variants: Vec<&str> = rows.iter().map(|r| r.variant.as_str()).collect();
+        variants.sort_unstable();
+        variants.dedup();
+        let layouts = rows
+            .iter()
+            .map(|r| r.offset)
+            .collect::<BTreeSet<u32>>()
+            .len();
+        if variants.len() < 2 {
+            let _ = writeln!(
+                out,
+                "Only `{REFERENCE}` was measured on `{case}`: there is nothing to compare it \
+                 with (give `--variants`).\n"
+            );
+            continue;
+        }
+        let owned: Vec<crate::results::LayoutRow> = rows.into_iter().cloned().collect();
+        if let Ok(pick) = crate::report::pick::Pick::of(&owned, lead, case, &variants) {
+            let _ = writeln!(
+                out,
+                "```text\n{}```\n",
+                pick.answer(case, backend, layouts as u32, &allocator)
+            );
+        }
+    }
+    out
+}
+
 fn case_link(case: &str) -> String {
     format!("{CASES_DIR}/{case}.md")
 }
@@ -294,6 +345,7 @@ fn main_page(
                 p.crate_dir,
                 sent.join("; "),
             );
+            out.push_str(&answers(inputs, &cases));
         }
         None => {
             let _ = writeln!(out, "# galloc lab results\n");

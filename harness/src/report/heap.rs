@@ -1,4 +1,4 @@
-//! `results/heap-skip/README.md`: where the heap starts (issue 50, step 1), rendered from the rows
+//! `results/heap-skip/README.md`: where the heap starts, rendered from the rows
 //! `lab heap-skip` wrote: what share of each program's layout spread the heap base alone
 //! reproduces, each variant's gas at every skip, and the page maps.
 

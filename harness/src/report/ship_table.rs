@@ -150,8 +150,9 @@ pub fn markdown(ship: &Ship) -> String {
          by more than the minimum effect ({BAND_PCT} %). **Own spread**: the variant's own \
          dearest layout over its cheapest, median over programs. **Held out**: the {} programs \
          no design was shaped on (the case registry's `held_out`) alone; **second**: the second workloads alone. **Words**: \
-         programs better / same / worse / noise at every layout, as the second workload \
-         repeats (a description, not the rule). The rule (docs/ship.md, \"The rule\"): an upper \
+         programs cheaper / same / dearer / uncertain by their own interval over their layouts \
+         against the minimum effect, as the second workload repeats (the rule's measures on one \
+         program at a time; the rule itself judges the population). The rule (docs/ship.md, \"The rule\"): an upper \
          bound at or below {:+} %, no program mean above {:+} %, at most {:.0} % of deployments \
          dearer, the held-out and second upper bounds below {}, and the lab's own tests \
          passed; of the admitted, the lowest expected change. `just ship` prints this \
@@ -200,10 +201,10 @@ pub fn markdown(ship: &Ship) -> String {
             standing(p),
             row.held_out.as_ref().map(with_interval).unwrap_or_default(),
             row.second.as_ref().map(with_interval).unwrap_or_default(),
-            row.count(Verdict::Better),
+            row.count(Verdict::Cheaper),
             row.count(Verdict::Same),
-            row.count(Verdict::Worse),
-            row.count(Verdict::Noise),
+            row.count(Verdict::Dearer),
+            row.count(Verdict::Uncertain),
             row.code_bytes.map(thousands).unwrap_or_default(),
             to_limits(p.expected_pct),
             reason(ship, row),
@@ -259,7 +260,7 @@ pub fn anatomy(out: &mut String, ship: &Ship) {
         let _ = writeln!(
             out,
             "No anatomy: these results lack the fuel meter's page counts and the code charge \
-             at each layout (results written before issue 58); `just compare` and `just corpus` \
+             at each layout (results written before those columns); `just compare` and `just corpus` \
              write them.\n"
         );
         return;
@@ -307,7 +308,7 @@ pub fn anatomy(out: &mut String, ship: &Ship) {
     out.push('\n');
 }
 
-/// Every variant against the design target ([`crate::analyse::target::TARGET`], issue 59's) over
+/// Every variant against the design target ([`crate::analyse::target::TARGET`]) over
 /// every program, alone on the held-out programs and on the second workloads, and at scale
 /// (`ship.scale`, empty where the scale cases were not measured).
 /// (The report shows it after the ship section and its chart; `lab ship` prints the section.)
@@ -322,7 +323,7 @@ pub fn target(out: &mut String, ship: &Ship) {
     let _ = writeln!(out, "### The design target\n");
     let _ = writeln!(
         out,
-        "What the lab asks of its own design before calling it done (issue 59; docs/design.md, \
+        "What the lab asks of its own design before calling it done (docs/design.md, \
          \"The target\"), over the same deployments as the rule: on all {n} programs an expected \
          change of {:+.1} % or less with its interval's upper bound at or below {:+.1} %, no \
          program's mean above {:+.1} %, at most {:.0} % of deployments dearer by more than \

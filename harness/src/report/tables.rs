@@ -202,7 +202,7 @@ pub fn refused(inputs: &Inputs) -> String {
 /// How a verdict reads in the report.
 pub fn mark(v: Verdict) -> String {
     match v {
-        Verdict::Better | Verdict::Worse => format!("**{}**", v.name()),
+        Verdict::Cheaper | Verdict::Dearer => format!("**{}**", v.name()),
         Verdict::Baseline => "baseline".into(),
         Verdict::Unpaired => "-".into(),
         _ => v.name().into(),

@@ -16,6 +16,14 @@ pub fn verdicts(inputs: &Inputs) -> String {
     verdict_rule(inputs) + &verdict_matrix(inputs, None)
 }
 
+/// `n` things, singular for one: "1 case", "9 cases".
+fn count(n: usize, thing: &str) -> String {
+    match n {
+        1 => format!("1 {thing}"),
+        n => format!("{n} {thing}s"),
+    }
+}
+
 type Summaries = BTreeMap<(String, String, String), layout::Summary>;
 
 /// What every verdict section is judged from: the layout sweep and the second workloads
@@ -111,16 +119,16 @@ pub fn verdict_rule(inputs: &Inputs) -> String {
         "Each case's plain build was run with its static data, and so its heap base, at {points} \
          offsets over the 64 KiB Wasm page ({} bytes{other_offsets}; 0 is the linker's own \
          layout, the one the tables at the linker's layout use). Per \
-         offset, each variant's total is compared with `shipping`'s at the same offset, with a \
-         minimum effect of {band} %: **better** (**worse**) means cheaper (dearer) by more than \
-         {band} % at every offset, **same** within {band} % at every offset, **noise** neither \
-         (the layout decides). These words describe. The lab recommends, per case, as `lab \
+         offset, each variant's total is compared with `shipping`'s at the same offset. The \
+         words are the ship rule's, with the case's offsets as its deployments: {}. The lab \
+         recommends, per case, as `lab \
          pick` does: the ship rule with the case's offsets as its deployments (docs/ship.md, \
          \"One program\"): its mean over them, with its 95 % interval's upper bound at or below \
          -{band} %, at most a tenth of them dearer by more than {band} %{}; of those, the \
          lowest mean, and shipping where none is; never the floor ({FLOOR}, which never frees: Gear's memory persists, so it only grows) nor a \
          variant that fails one of the lab's own tests ({}). `{lead}` decides; {}.\n",
         offsets.join(", "),
+        Verdict::legend(band),
         // Only where second workloads were run: an outside program has none.
         if inputs.second.iter().any(|r| r.backend == lead) {
             ", and the second workload's upper bound below 0"
@@ -166,7 +174,12 @@ pub fn verdict_rule(inputs: &Inputs) -> String {
             workloads.join("; ")
         );
     }
-    if let Some((pairs, luck)) = layout::layout_luck(&j.summaries, lead) {
+    // The band is justified by the lab's own programs, not by one outside program's pairs.
+    let lab_cases = inputs
+        .totals
+        .iter()
+        .any(|t| crate::run::scenario::CASES.iter().any(|c| c.id == t.case));
+    if let Some((pairs, luck)) = layout::layout_luck(&j.summaries, lead).filter(|_| lab_cases) {
         let _ = writeln!(
             out,
             "Why {band} %: on {lead}, {pairs} variant–case pairs change sign with the layout, and \
@@ -255,8 +268,8 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
         out,
         "{unit} on `{lead}` against `shipping`, median over the layouts, and the verdict; ✔: the \
          variant the rule recommends for the case. Rows by the geometric mean of their medians \
-         (as ratios) over the {} cases of this table; each case's page has {more}.\n",
-        cases.len()
+         (as ratios) over the {} of this table; each case's page has {more}.\n",
+        count(cases.len(), "case")
     );
     let header: Vec<String> = cases
         .iter()
@@ -264,8 +277,8 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
         .collect();
     let _ = writeln!(
         out,
-        "| variant | geomean, {} cases | {} |\n| --- | ---: |{}",
-        cases.len(),
+        "| variant | geomean, {} | {} |\n| --- | ---: |{}",
+        count(cases.len(), "case"),
         header.join(" | "),
         " ---: |".repeat(cases.len())
     );
@@ -303,15 +316,20 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
             shipping_picked.join(", ")
         );
     }
+    // Per layout, not the words: where one layout alone would have misled.
+    let band = layout::BAND_PCT;
     let flips = j
         .summaries
         .iter()
-        .filter(|((b, _, _), s)| b == lead && s.verdict == Verdict::Noise)
+        .filter(|((b, _, _), _)| b == lead)
+        .filter_map(|(_, s)| s.vs_shipping)
+        .filter(|(_, lo, hi)| *lo < -band && *hi > band)
         .count();
     let _ = writeln!(
         out,
-        "{flips} variant–case pairs on {lead} are within layout noise: one layout alone would \
-         have named a winner that another layout reverses.\n"
+        "{flips} variant–case pairs on {lead} are cheaper by more than {band} % at one layout \
+         and dearer by more than {band} % at another: one layout alone would have named a \
+         winner that another reverses.\n"
     );
     let tally = |h: layout::Holds| {
         j.summaries
@@ -323,8 +341,8 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
     if held + not_held > 0 {
         let _ = writeln!(
             out,
-            "Under the second workloads, {held} of the {} verdicts other than noise on {lead} hold \
-             and {not_held} do not.\n",
+            "Under the second workloads, {held} of the {} words other than uncertain on {lead} \
+             hold and {not_held} do not.\n",
             held + not_held
         );
     }

@@ -115,9 +115,9 @@ pub struct TotalRow {
     pub vs_shipping_median_pct: Option<f64>,
     pub vs_shipping_min_pct: Option<f64>,
     pub vs_shipping_max_pct: Option<f64>,
-    /// Against shipping: `better` or `worse` (cheaper, dearer at every layout), `same` (equal at
-    /// every layout), `noise` (the sign depends on the layout), `baseline` (shipping itself),
-    /// or empty (no shipping run to pair with).
+    /// Against shipping, the case's layouts as the rule's deployments: `cheaper`, `dearer`,
+    /// `same` or `uncertain` ([`crate::analyse::layout::Verdict`]); `baseline` for shipping,
+    /// empty with no shipping run to pair with.
     pub verdict: String,
     /// Allocator calls the probe build recorded (every op, messages that succeeded) per
     /// message sent, `init` included, 4 decimals.
@@ -166,7 +166,7 @@ pub struct LayoutRow {
     pub code_gas: Option<u64>,
 }
 
-/// A layout row as the lab wrote it before the anatomy's columns (issue 58).
+/// A layout row as the lab wrote it before the anatomy's columns.
 #[derive(Serialize)]
 struct EarlierLayoutRow<'a> {
     backend: &'a str,

@@ -7,11 +7,11 @@ use crate::run::backend::{Outcome, Sent};
 use crate::run::scenario::{Expect, Scenario, Step};
 use anyhow::{bail, Result};
 
-/// Message `index` of a scenario as its file counts it: `messages` from 1, `init` before them.
+/// Message `index` of a scenario as its file counts it: `messages` from 1, after `init` (0).
 fn numbered(index: usize) -> String {
     match index {
         0 => "`init`".to_owned(),
-        n => format!("message {n} of `messages` (counting from 1)"),
+        n => format!("message {n} (counting from 1 after `init`)"),
     }
 }
 
@@ -260,7 +260,7 @@ mod tests {
             .to_string();
         assert!(
             err.contains(
-                "message 1 of `messages` (counting from 1): expected it to send \
+                "message 1 (counting from 1 after `init`): expected it to send \
                  to the zero address (events): 0x09; to user 42: 0x05, it sent to the zero \
                  address (events): 0x09"
             ),

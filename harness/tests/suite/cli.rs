@@ -437,7 +437,7 @@ fn a_sails_program_with_debug_and_a_delayed_send_measures_on_both_default_backen
         let (ok, err) = measure_program(&program, &file, "shipping", backend, out.path());
         assert!(
             !ok && err.contains(
-                "message 3 of `messages` (counting from 1): expected it to send to user 2: \
+                "message 3 (counting from 1 after `init`): expected it to send to user 2: \
                      0x636c6f7365642030, it sent nothing"
             ),
             "{backend}: {err}"

@@ -46,7 +46,9 @@ impl Csv {
         self.header
             .iter()
             .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name}: results written before issue 58?"))
+            .unwrap_or_else(|| {
+                panic!("no column {name}: results written before the anatomy's columns?")
+            })
     }
 }
 

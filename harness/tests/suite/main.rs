@@ -13,6 +13,7 @@ mod cli;
 mod codebase;
 mod contracts;
 mod counting;
+mod counts;
 mod dropin;
 mod explained;
 mod fates;

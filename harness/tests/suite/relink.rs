@@ -73,7 +73,7 @@ fn a_relinked_layout_point_is_the_point_cargo_builds() {
     );
 }
 
-/// The heap-skip knob (`lab heap-skip`, issue 50) moves the heap base alone: the plain build
+/// The heap-skip knob (`lab heap-skip`) moves the heap base alone: the plain build
 /// re-linked with a zeroed block after its last static has every static where it was (the same
 /// data, at the same addresses) and its heap base `skip` bytes higher; after Gear's
 /// post-processing the module is as long as the plain one and differs only in the constants

@@ -519,7 +519,7 @@ fn the_design_doc_quotes_the_reports_target_rows() {
 }
 
 /// What docs/design.md quotes of `lab verdict lab,shipping` (where each message's blocks land,
-/// by lifetime: issue 59, step 1) is what the command prints from the committed results: every
+/// by lifetime) is what the command prints from the committed results: every
 /// row under the command's own header, over the default cases and the corpus.
 #[test]
 fn the_design_doc_quotes_lab_verdicts_lifetimes() {

@@ -1,4 +1,4 @@
-//! A collection that grows for years (issue 59's scale case): tokens minted in drops of many
+//! A collection that grows for years (a scale case): tokens minted in drops of many
 //! at once, traded and burned, its state kept as an author keeps it, in ordered maps and a
 //! list of tokens per owner. The message types and rules here (usable from host code), the
 //! program in `wasm.rs`.

@@ -1,4 +1,4 @@
-//! A journal that grows by appends for years (issue 59's scale case): entries kept in one
+//! A journal that grows by appends for years (a scale case): entries kept in one
 //! `Vec` that doubles as it grows, each with its author and text, and a running digest of the
 //! whole text, as a log or guestbook author keeps them. The message types and rules here
 //! (usable from host code), the program in `wasm.rs`.

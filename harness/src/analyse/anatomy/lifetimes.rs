@@ -1,4 +1,4 @@
-//! Where a message's blocks land, by how long they live (issue 59, step 1): from a trace of
+//! Where a message's blocks land, by how long they live: from a trace of
 //! every allocator call at the linker's layout, the 16 KiB Gear pages each message's blocks
 //! are on, summed over the messages. A block got and freed in the same message is a
 //! temporary; one got and still live when the message ends is kept; one freed that an earlier

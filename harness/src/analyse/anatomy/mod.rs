@@ -139,7 +139,7 @@ pub(crate) fn key(case: &str, variant: &str, message: u64) -> (String, String, u
 impl Anatomy {
     /// The anatomy of every run both gtest (`layouts`, `messages` with backend `gtest`) and the
     /// fuel meter (`wasmtime`) measured at the same layout, with page counts and code charges
-    /// (results written before issue 58 have neither: their runs are left out); `ops` are the
+    /// (results written before the anatomy's columns have neither: their runs are left out); `ops` are the
     /// fuel meter's per-op rows. Runs without the allocator's price or the probe's messages at
     /// the linker's layout are left out too.
     pub fn of(layouts: &[LayoutRow], messages: &[MessageRow], ops: &[OpRow]) -> Self {

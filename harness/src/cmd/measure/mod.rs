@@ -88,6 +88,10 @@ pub struct Args {
     /// same program: each is a case of its own, in the same results.
     #[arg(long, requires = "program")]
     scenario: Vec<std::path::PathBuf>,
+    /// Print the run's size (builds, runs, messages, and the time at the last run's pace) and
+    /// stop: nothing is built, run or written.
+    #[arg(long)]
+    plan: bool,
 }
 
 impl Args {
@@ -120,6 +124,7 @@ impl Args {
             no_second_workload: false,
             program: Some(program.to_path_buf()),
             scenario: vec![scenario.to_path_buf()],
+            plan: false,
         }
     }
 }
@@ -155,6 +160,10 @@ pub(super) type Measured<'a> = BTreeMap<
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     galloc_lab::results::keep_compressed_in(ws.root().join("target/lab/compressed"));
     let plan = Plan::of(ws, &args)?;
+    if args.plan {
+        println!("{}", size_of(&plan, Pace::at(ws).read()));
+        return Ok(());
+    }
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let executed = execute(ws, &args, &plan, &cache)?;
     let source = Source::of(&args, &plan.out, plan.program.as_ref())?;
@@ -194,19 +203,7 @@ pub(crate) fn execute<'a>(
         cache,
     };
     let pace = Pace::at(ws);
-    let runs: Vec<(BackendKind, &str, u64)> = plan
-        .jobs
-        .iter()
-        .map(|j| {
-            (
-                j.0,
-                plan.scenarios[j.1].case,
-                if j.3 == Job::Case { 3 } else { 1 },
-            )
-        })
-        .collect();
-    let builds = (plan.order.len() * 3, plan.order.len() * plan.points());
-    let size = RunSize::new(builds, &runs, plan.messages(), pace.read(), plan.workers);
+    let size = size_of(plan, pace.read());
     if size.is_large() {
         eprintln!("{size}");
     }
@@ -228,6 +225,24 @@ pub(crate) fn execute<'a>(
         measured,
         ran,
     })
+}
+
+/// What `plan` builds and runs: each (program, variant)'s three builds and its layout points'
+/// re-links, a case job's three runs and one per other job, timed at `pace`.
+fn size_of(plan: &Plan, pace: Option<size::Pace>) -> RunSize {
+    let runs: Vec<(BackendKind, &str, u64)> = plan
+        .jobs
+        .iter()
+        .map(|j| {
+            (
+                j.0,
+                plan.scenarios[j.1].case,
+                if j.3 == Job::Case { 3 } else { 1 },
+            )
+        })
+        .collect();
+    let builds = (plan.order.len() * 3, plan.order.len() * plan.points());
+    RunSize::new(builds, &runs, plan.messages(), pace, plan.workers)
 }
 
 /// Every job's runs put together by (backend, case, variant): the three builds' runs at the

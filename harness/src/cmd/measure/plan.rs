@@ -56,7 +56,12 @@ impl Plan {
     /// The plan of `args`; an argument that cannot be run, or results that cannot be written
     /// to, are an error naming what to do.
     pub fn of(ws: &Workspace, args: &Args) -> Result<Plan> {
-        let (cases, variants) = args.selection.resolve()?;
+        let (cases, mut variants) = args.selection.resolve()?;
+        // An outside program's every figure is against shipping: it is measured beside the
+        // variants named, as `lab pick` does (the lab's own results hold it already).
+        if args.program.is_some() && !variants.iter().any(|v| v.id == galloc_variants::REFERENCE) {
+            variants.insert(0, galloc_variants::find(galloc_variants::REFERENCE)?);
+        }
         let backends = backends(ws, args)?;
         super::check_extra_features(args)?;
         let (external, scenarios, program) = scenarios(args, &cases)?;

@@ -1,4 +1,4 @@
-//! `pages-<case>.png`: a page map (issue 50, step 1). For one program, shipping and the lab's
+//! `pages-<case>.png`: a page map. For one program, shipping and the lab's
 //! design at the design's cheapest and dearest layout of the sweep: per message (x), every
 //! 16 KiB Gear page it touched (y), coloured by what touched it first (the stack, static
 //! data, the allocator's state, a block given out in this message or an earlier one), pale

@@ -16,18 +16,18 @@ use std::path::Path;
 /// A verdict's colour: the same in every verdict chart and in its key.
 pub fn verdict_colour(v: Verdict) -> RGBColor {
     match v {
-        Verdict::Better => RGBColor(0, 136, 86),
-        Verdict::Worse => RGBColor(190, 0, 50),
+        Verdict::Cheaper => RGBColor(0, 136, 86),
+        Verdict::Dearer => RGBColor(190, 0, 50),
         Verdict::Same => RGBColor(0, 103, 165),
         _ => RGBColor(150, 150, 150),
     }
 }
 
 const VERDICTS: [Verdict; 4] = [
-    Verdict::Better,
+    Verdict::Cheaper,
     Verdict::Same,
-    Verdict::Noise,
-    Verdict::Worse,
+    Verdict::Uncertain,
+    Verdict::Dearer,
 ];
 
 /// Draws a key of `(swatch, label)` in one row at `(x, y)` of `area`.
@@ -258,9 +258,9 @@ fn bars(
         let Some(v) = v else { continue };
         let y = (n - 1 - i) as f64;
         let c = if *v <= 0.0 {
-            verdict_colour(Verdict::Better)
+            verdict_colour(Verdict::Cheaper)
         } else {
-            verdict_colour(Verdict::Worse)
+            verdict_colour(Verdict::Dearer)
         };
         chart
             .draw_series([Rectangle::new(
@@ -391,8 +391,8 @@ pub fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> 
 
 /// `design.png`: one row per case and one for the geometric mean over them; a bar to the
 /// design's median difference to shipping (lighter on the cases held out), a line over its
-/// lowest … highest; a key says which is which. The design target is the ship table's (issue
-/// 50: over every deployment), not a line here.
+/// lowest … highest; a key says which is which. The design target is the ship table's (over
+/// every deployment), not a line here.
 pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
     let Some((backend, st)) = crate::report::verdicts::standing(inputs) else {
         return Ok(());

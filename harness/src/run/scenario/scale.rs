@@ -1,4 +1,4 @@
-//! The scale cases (issue 59, `just scale`): programs whose state grows by batches past 4 MiB
+//! The scale cases (`just scale`): programs whose state grows by batches past 4 MiB
 //! of live heap, as a program that lives for years does, with the same few ordinary messages
 //! sent at checkpoints along the way. Each round is [`Plan::growth`] batch messages, then
 //! [`Plan::probes`] probe messages: the checkpoint, whose gas is compared across variants at
