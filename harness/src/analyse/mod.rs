@@ -1,6 +1,7 @@
 //! Analysis: what the result rows say, computed without running anything.
 //!
-//! - [`layout`]: verdicts that hold at every heap layout of the sweep.
+//! - [`layout`]: each program's word against shipping over the heap layouts of the sweep.
+//! - [`rule`]: the ship rule's clauses, and why it refuses a variant.
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
 //! - [`pick`]: the ship rule for one program (`lab pick`, the report's pick per case).
@@ -26,6 +27,7 @@ pub mod gate;
 pub mod layout;
 pub mod pick;
 pub mod population;
+pub mod rule;
 pub mod scale;
 pub mod ship;
 pub mod sweep;

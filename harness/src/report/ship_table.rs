@@ -83,7 +83,8 @@ pub fn quotable(ship: &Ship) -> String {
     out
 }
 
-/// The rule's reason in words, for the table.
+/// The rule's answer for the table, one word per clause failed ([`Refusal::code`]): the
+/// figures are in the row's other columns, the codes explained once below the table.
 fn reason(ship: &Ship, row: &Row) -> String {
     if row.admitted() {
         return if row.variant == ship.named {
@@ -92,8 +93,38 @@ fn reason(ship: &Ship, row: &Row) -> String {
             "admitted".to_owned()
         };
     }
-    let why: Vec<String> = row.refusals.iter().map(ToString::to_string).collect();
-    format!("not admitted: {}", why.join("; "))
+    let codes: Vec<&str> = row.refusals.iter().map(Refusal::code).collect();
+    format!("no: {}", codes.join(", "))
+}
+
+/// Below the table: what each code means, and which variants fail the lab's own tests and why.
+fn codes(out: &mut String, ship: &Ship) {
+    let meaning: Vec<String> = Refusal::codes(&ship.rule)
+        .iter()
+        .map(|(code, clause)| format!("**{code}**: {clause}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "The rule's column names each clause a variant fails: {}.\n",
+        meaning.join("; ")
+    );
+    let failing: Vec<String> = ship
+        .rows
+        .iter()
+        .flat_map(|r| {
+            r.refusals.iter().filter_map(move |f| match f {
+                Refusal::Unsafe(why) => Some(format!("`{}`: {why}", r.variant)),
+                _ => None,
+            })
+        })
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(
+            out,
+            "Failing the lab's own tests: {}.\n",
+            failing.join("; ")
+        );
+    }
 }
 
 /// The section, heading included.
@@ -228,6 +259,7 @@ pub fn markdown(ship: &Ship) -> String {
         }
     }
     out.push('\n');
+    codes(&mut out, ship);
     out
 }
 

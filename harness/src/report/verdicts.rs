@@ -361,17 +361,17 @@ pub fn verdict_table(inputs: &Inputs) -> String {
     let unit_of = |backend: &str| unit_on(&inputs.totals, backend);
     let (lead_unit, other_unit) = (unit_of(lead), other.map_or("", unit_of));
     let other_columns = if other.is_some() {
-        format!(" {other_unit} median | {other_unit} verdict |")
+        format!(" {other_unit} median | {other_unit} word |")
     } else {
         String::new()
     };
     let _ = writeln!(
         out,
-        "| case | variant | {lead_unit} vs shipping, median | lowest … highest | verdict | second workload |{other_columns}"
+        "| case | variant | {lead_unit} vs shipping, mean (95 % interval) | median | lowest … highest | word | second workload |{other_columns}"
     );
     let _ = writeln!(
         out,
-        "| --- | --- | ---: | ---: | --- | --- |{}",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |{}",
         if other.is_some() { " ---: | --- |" } else { "" }
     );
     let mut picks = Vec::new();
@@ -395,6 +395,12 @@ pub fn verdict_table(inputs: &Inputs) -> String {
             let (median, range) = match s.vs_shipping {
                 Some((m, lo, hi)) => (signed(m), format!("{} … {}", signed(lo), signed(hi))),
                 None => ("-".into(), "-".into()),
+            };
+            // The figures the word is read from.
+            let pairs = layout::pairs(&inputs.layouts, lead, case, variant, layout::SHIPPING);
+            let mean = match Verdict::interval(&pairs).filter(|_| *variant != layout::SHIPPING) {
+                Some((m, (lo, hi))) => format!("{} ({} … {})", signed(m), signed(lo), signed(hi)),
+                None => "-".into(),
             };
             let beside = other.map(|o| {
                 match j
@@ -426,7 +432,7 @@ pub fn verdict_table(inputs: &Inputs) -> String {
             };
             let _ = writeln!(
                 out,
-                "| {} | {name} | {median} | {range} | {} | {second_cell} |{}",
+                "| {} | {name} | {mean} | {median} | {range} | {} | {second_cell} |{}",
                 if i == 0 { case } else { "" },
                 mark(s.verdict),
                 beside.unwrap_or_default()
