@@ -226,6 +226,7 @@ fn restore_hints_name_the_file_and_work_from_anywhere() {
         let ok = std::process::Command::new(words[0])
             .args(&words[1..])
             .current_dir(cwd)
+            .stdout(std::process::Stdio::null())
             .status()
             .unwrap();
         assert!(ok.success(), "`{command}` fails from {}", cwd.display());
