@@ -25,11 +25,11 @@ const OFFSETS: [u32; 16] = [
 /// The fuel meter runs all 16 (the gas anatomy prices each deployment's pages from its counts).
 const SECOND_OFFSETS: [u32; 4] = [0, 17408, 34816, 52224];
 
-/// SplitMix64: the test's own generator, so its bootstrap shares nothing with the lab's.
-struct SplitMix(u64);
+/// SplitMix64: the tests' own generator, so their bootstraps share nothing with the lab's.
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -4,6 +4,7 @@
 //! and `results/code-size.csv`, read here as plain text, with the rule and a plain resampling
 //! bootstrap (its own generator) written out again.
 
+use crate::layouts::SplitMix;
 use galloc_lab::build::workspace::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,19 +69,6 @@ pub(crate) fn median(mut d: Vec<f64>) -> f64 {
         d[n / 2]
     } else {
         (d[n / 2 - 1] + d[n / 2]) / 2.0
-    }
-}
-
-/// SplitMix64: the test's own generator, so its bootstrap shares nothing with the lab's.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) % n as u64) as usize
     }
 }
 
