@@ -195,7 +195,7 @@ pub enum Holds {
     Yes,
     /// It reaches another.
     No,
-    /// There is no verdict to hold (noise, or shipping itself).
+    /// There is no word to hold (uncertain, or shipping itself).
     Nothing,
     /// The second workload did not run for this pair (the fuel meter, another program).
     Untested,

@@ -310,7 +310,7 @@ pub(crate) mod tests {
     }
 
     /// `talc` 5 % cheaper on both sweeps but 5 % dearer on `b`'s second workload: its words
-    /// are one better and one noise, and the rule refuses it for the second workloads alone
+    /// are one cheaper and one uncertain, and the rule refuses it for the second workloads alone
     /// (their expected change is about 0). `rlsf` 3 % cheaper everywhere is admitted and
     /// named. `slabs`, 5 % cheaper on `a` and 2 % dearer on `b`, is refused for `b`.
     #[test]
