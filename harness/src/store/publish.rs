@@ -168,9 +168,12 @@ pub fn publish(
         real.join("images")
     };
     let wrote = format!(
-        "wrote {}/README.md, {} case pages in {}/{}/, {}/{} and {} charts in {}",
+        "wrote {}/README.md, {} in {}/{}/, {}/{} and {} charts in {}",
         real.display(),
-        report.cases.len(),
+        match report.cases.len() {
+            1 => "1 case page".to_owned(),
+            n => format!("{n} case pages"),
+        },
         real.display(),
         document::CASES_DIR,
         real.display(),

@@ -157,12 +157,21 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
             charts.push(Chart {
                 file: "headline.png".into(),
                 caption: format!(
-                    "every variant against shipping on the {} cases ({backend} {}): each case's \
+                    "every variant against shipping on the {} ({backend} {}): each case's \
                      median over the heap layouts coloured by its verdict, the geometric mean, \
-                     the recommended case ringed; beside it, pages touched (the fuel meter's \
-                     count) and allocator code bytes against shipping",
-                    matrix.as_ref().map_or(0, |m| m.cases.len()),
-                    unit_of(&inputs.totals, backend)
+                     the recommended case ringed; beside it, {}allocator code bytes against \
+                     shipping",
+                    match matrix.as_ref().map_or(0, |m| m.cases.len()) {
+                        1 => "1 case".to_owned(),
+                        n => format!("{n} cases"),
+                    },
+                    unit_of(&inputs.totals, backend),
+                    // Pages are the fuel meter's count: only where it ran.
+                    if inputs.totals.iter().any(|t| t.backend == "wasmtime") {
+                        "pages touched (the fuel meter's count) and "
+                    } else {
+                        ""
+                    }
                 ),
                 kind: Kind::Headline,
             });
