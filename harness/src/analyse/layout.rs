@@ -30,7 +30,10 @@ pub struct Summary {
     /// Percent difference to shipping at each shared offset: median, lowest, highest (`None`
     /// for shipping itself or without shipping's points).
     pub vs_shipping: Option<(f64, f64, f64)>,
-    /// What those differences say.
+    /// The mean difference to shipping over the shared offsets and its 95 % interval (percent,
+    /// [`Verdict::interval`]; `None` for shipping itself or without shipping's points).
+    pub interval: Option<(f64, (f64, f64))>,
+    /// What that interval says.
     pub verdict: Verdict,
 }
 
@@ -151,10 +154,13 @@ pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summa
                 let m = median(&mut d);
                 (m, d[0], d[d.len() - 1])
             });
-            let verdict = if variant == SHIPPING {
-                Verdict::Baseline
-            } else {
-                Verdict::of_pairs(&paired, BAND_PCT)
+            let interval = (variant != SHIPPING)
+                .then(|| Verdict::interval(&paired))
+                .flatten();
+            let verdict = match interval {
+                _ if variant == SHIPPING => Verdict::Baseline,
+                None => Verdict::Unpaired,
+                Some((_, (lo, hi))) => Verdict::of_interval(lo, hi, BAND_PCT),
             };
             let summary = Summary {
                 points: totals.len(),
@@ -162,6 +168,7 @@ pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summa
                 min: totals.iter().copied().min().unwrap_or(0),
                 max: totals.iter().copied().max().unwrap_or(0),
                 vs_shipping,
+                interval,
                 verdict,
             };
             (key, summary)

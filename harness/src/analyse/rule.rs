@@ -68,49 +68,50 @@ impl Refusal {
         }
     }
 
-    /// Each code and the clause it names, `rule`'s bounds filled in.
+    /// Each code ([`Refusal::code`]) and the clause it names, `rule`'s bounds filled in.
     pub fn codes(rule: &Rule) -> [(&'static str, String); 6] {
         [
             (
-                "interval",
+                Refusal::Uncertain(0.0),
                 format!(
                     "the 95 % interval's upper bound is above {:+} %",
                     rule.upper_bound_pct
                 ),
             ),
             (
-                "worst",
+                Refusal::WorstProgram(String::new(), 0.0),
                 format!(
                     "a program's mean is above {:+} % (the worst program column)",
                     rule.worst_program_pct
                 ),
             ),
             (
-                "dearer",
+                Refusal::Dearer(0.0),
                 format!(
                     "more than {:.0} % of deployments are dearer by over the minimum effect",
                     100.0 * rule.dearer_share
                 ),
             ),
             (
-                "held out",
+                Refusal::HeldOut(0.0),
                 format!(
                     "the held-out programs alone reach {} or above",
                     rule.subset_upper_bound_pct
                 ),
             ),
             (
-                "second",
+                Refusal::Second(0.0),
                 format!(
                     "the second workloads alone reach {} or above",
                     rule.subset_upper_bound_pct
                 ),
             ),
             (
-                "tests",
+                Refusal::Unsafe(String::new()),
                 "it fails one of the lab's own tests (named below)".to_owned(),
             ),
         ]
+        .map(|(refusal, clause)| (refusal.code(), clause))
     }
 }
 

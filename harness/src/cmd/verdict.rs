@@ -61,8 +61,8 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             let mut pct: Vec<f64> = pairs.iter().copied().map(layout::pct).collect();
             let median = layout::median(&mut pct);
             // The report's word for each pair, here too (docs/verdicts.md).
-            let verdict = Verdict::of_pairs(&pairs, layout::BAND_PCT).name();
             let (mean, (lo, hi)) = Verdict::interval(&pairs).expect("pairs");
+            let verdict = Verdict::of_interval(lo, hi, layout::BAND_PCT).name();
             println!(
                 "| {} | {case} | {mean:+.2}% | {lo:+.2} … {hi:+.2}% | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
                 backend.name(),

@@ -269,9 +269,8 @@ fn answers(inputs: &Inputs, cases: &[&str]) -> String {
     let Some(lead) = crate::results::headline_backend(&inputs.totals) else {
         return String::new();
     };
-    let backend = match lead {
-        "gtest" => crate::run::backend::BackendKind::Gtest,
-        _ => crate::run::backend::BackendKind::Wasmtime,
+    let Some(backend) = crate::run::backend::BackendKind::from_name(lead) else {
+        return String::new();
     };
     // The lab's own allocator, for the patch line: this report is written on the lab's machine.
     let allocator = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -300,8 +299,7 @@ fn answers(inputs: &Inputs, cases: &[&str]) -> String {
             );
             continue;
         }
-        let owned: Vec<crate::results::LayoutRow> = rows.into_iter().cloned().collect();
-        if let Ok(pick) = crate::report::pick::Pick::of(&owned, lead, case, &variants) {
+        if let Ok(pick) = crate::report::pick::Pick::of(&inputs.layouts, lead, case, &variants) {
             let _ = writeln!(
                 out,
                 "```text\n{}```\n",

@@ -3,7 +3,7 @@
 //! backend), and the lab's design case by case.
 
 use super::inputs::{cases_on, unit_on, Inputs};
-use super::tables::{mark, signed};
+use super::tables::{count, mark, signed};
 use crate::analyse::layout::{self, Verdict};
 use crate::analyse::population::Totals;
 use crate::run::backend::BackendKind;
@@ -14,14 +14,6 @@ use std::fmt::Write;
 /// What `lab measure` prints when it is done: the rule and the matrix of every case.
 pub fn verdicts(inputs: &Inputs) -> String {
     verdict_rule(inputs) + &verdict_matrix(inputs, None)
-}
-
-/// `n` things, singular for one: "1 case", "9 cases".
-fn count(n: usize, thing: &str) -> String {
-    match n {
-        1 => format!("1 {thing}"),
-        n => format!("{n} {thing}s"),
-    }
 }
 
 type Summaries = BTreeMap<(String, String, String), layout::Summary>;
@@ -397,8 +389,7 @@ pub fn verdict_table(inputs: &Inputs) -> String {
                 None => ("-".into(), "-".into()),
             };
             // The figures the word is read from.
-            let pairs = layout::pairs(&inputs.layouts, lead, case, variant, layout::SHIPPING);
-            let mean = match Verdict::interval(&pairs).filter(|_| *variant != layout::SHIPPING) {
+            let mean = match s.interval {
                 Some((m, (lo, hi))) => format!("{} ({} … {})", signed(m), signed(lo), signed(hi)),
                 None => "-".into(),
             };

@@ -170,10 +170,7 @@ pub fn publish(
     let wrote = format!(
         "wrote {}/README.md, {} in {}/{}/, {}/{} and {} charts in {}",
         real.display(),
-        match report.cases.len() {
-            1 => "1 case page".to_owned(),
-            n => format!("{n} case pages"),
-        },
+        crate::report::tables::count(report.cases.len(), "case page"),
         real.display(),
         document::CASES_DIR,
         real.display(),

@@ -161,10 +161,10 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
                      median over the heap layouts coloured by its verdict, the geometric mean, \
                      the recommended case ringed; beside it, {}allocator code bytes against \
                      shipping",
-                    match matrix.as_ref().map_or(0, |m| m.cases.len()) {
-                        1 => "1 case".to_owned(),
-                        n => format!("{n} cases"),
-                    },
+                    crate::report::tables::count(
+                        matrix.as_ref().map_or(0, |m| m.cases.len()),
+                        "case"
+                    ),
                     unit_of(&inputs.totals, backend),
                     // Pages are the fuel meter's count: only where it ran.
                     if inputs.totals.iter().any(|t| t.backend == "wasmtime") {
