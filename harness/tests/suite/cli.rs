@@ -389,6 +389,12 @@ fn a_sails_program_with_debug_and_a_delayed_send_measures_on_both_default_backen
             "{backend}"
         );
     }
+    // The report opens with the answer; with shipping alone there is none to give.
+    let report = std::fs::read_to_string(out.path().join("README.md")).unwrap();
+    assert!(
+        report.contains("Only `shipping` was measured on `auction`: there is nothing to compare"),
+        "{report}"
+    );
     // What the program imports is what this test is for.
     let artifacts = root.join("target/artifacts");
     let plain = std::fs::read_dir(&artifacts)
