@@ -257,44 +257,15 @@ fn run_checked(
     })
 }
 
-/// `f` over every job, on every core (each run is independent: its own backend, its own
-/// chain), the results in the jobs' order. Once one fails no new job starts, and the first
-/// error (in the order they happened) is returned.
+/// `f` over every job on rayon's pool, one thread per core (each run is independent: its own
+/// backend, its own chain), the results in the jobs' order. Once one fails no new job starts,
+/// and an error is returned (the first one rayon met).
 pub fn on_every_core<J: Sync, R: Send>(
     jobs: &[J],
-    f: impl Fn(&J) -> Result<R> + Sync,
+    f: impl Fn(&J) -> Result<R> + Sync + Send,
 ) -> Result<Vec<R>> {
-    let done: std::sync::Mutex<Vec<Option<R>>> =
-        std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let failed: std::sync::Mutex<Option<anyhow::Error>> = std::sync::Mutex::new(None);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                if failed.lock().expect("no panic holds it").is_some() {
-                    return;
-                }
-                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(job) = jobs.get(j) else { return };
-                match f(job) {
-                    Ok(r) => done.lock().expect("no panic holds it")[j] = Some(r),
-                    Err(e) => {
-                        failed.lock().expect("no panic holds it").get_or_insert(e);
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = failed.into_inner().expect("no panic holds it") {
-        return Err(e);
-    }
-    Ok(done
-        .into_inner()
-        .expect("no panic holds it")
-        .into_iter()
-        .map(|r| r.expect("every job ran"))
-        .collect())
+    use rayon::prelude::*;
+    jobs.par_iter().map(f).collect()
 }
 
 /// The calls the backend collected in a probe-build run, in order.

@@ -1,5 +1,5 @@
 //! `lab measure`'s jobs: the builds, made one at a time on a thread of their own, and every run
-//! on the other cores as soon as its builds are made; the results put back in job order.
+//! on a rayon pool as soon as its builds are made; the results put back by job.
 
 use anyhow::Result;
 use galloc_lab::build::artifact::{BuildRequest, PostProcess};
@@ -10,6 +10,8 @@ use galloc_lab::run::execute::CaseRun;
 use galloc_lab::run::measure::{measure_case, Builds, CaseMeasurement};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What one job ran: a case's three builds, or one layout of its plain build (under the case's
 /// scenario or its second workload's).
@@ -18,14 +20,35 @@ pub(super) enum Ran {
     Point(Box<CaseRun>),
 }
 
-/// One job of a (backend, case, variant): the case's three builds at the linker's layout, the
-/// plain build at the `p`th nonzero point of the sweep, or the second workload at the `i`th of
-/// its offsets.
+/// Which runs of a (backend, case, variant) a job makes: the case's three builds at the
+/// linker's layout, the plain build at the `p`th nonzero point of the sweep, or the second
+/// workload at the `i`th of its offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Job {
+pub(crate) enum Part {
     Case,
     Point(usize),
     Second(usize),
+}
+
+/// One job: a part of one case on one variant on one backend (the case and variant are indices
+/// into the plan's scenarios and variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Job {
+    pub backend: BackendKind,
+    pub case: usize,
+    pub variant: usize,
+    pub part: Part,
+}
+
+impl Job {
+    /// How many runs the job makes: a case's plain, probe and twin builds, or one.
+    pub fn runs(&self) -> u64 {
+        if self.part == Part::Case {
+            3
+        } else {
+            1
+        }
+    }
 }
 
 /// What the jobs are made of: the run's arguments and plan (its builds to make and its runs),
@@ -38,43 +61,53 @@ pub(super) struct Work<'a> {
     pub cache: &'a RunCache,
 }
 
-/// What every job ran, by job.
-pub(super) type Done = BTreeMap<(BackendKind, usize, usize, Job), Ran>;
-
-/// How long the run's parts took, for the next run's estimate of its size: the builder's
-/// whole time, and the time and messages of the runs made (not those reused), summed over the
-/// cores that made them.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Timing {
-    /// Seconds and count of the plain, probe and twin builds made or found up to date.
-    pub builds: (f64, u64),
-    /// Seconds and count of the layout points' re-links.
-    pub relinks: (f64, u64),
-    /// Per (backend, case): seconds and runs made (a case's three builds' runs count three).
-    pub runs: BTreeMap<(BackendKind, &'static str), (f64, u64)>,
+/// Seconds spent on some count of things (builds, re-links or runs), summed over the cores
+/// that made them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Spent {
+    pub seconds: f64,
+    pub count: u64,
 }
 
-impl Timing {
-    fn ran(&mut self, backend: BackendKind, case: &'static str, seconds: f64, runs: u64) {
-        let t = self.runs.entry((backend, case)).or_default();
-        t.0 += seconds;
-        t.1 += runs;
+impl Spent {
+    fn add(&mut self, seconds: f64, count: u64) {
+        self.seconds += seconds;
+        self.count += count;
     }
 }
 
-/// Makes every build and runs every job: the builds by (package, variant), what each job ran,
-/// and how many runs were reused from the cache and how many ran. The first error stops
-/// every job.
-#[allow(clippy::type_complexity)]
-pub(super) fn execute(
-    w: &Work,
-) -> Result<(
-    BTreeMap<(&'static str, &'static str), Builds>,
-    Done,
-    usize,
-    usize,
-    Timing,
-)> {
+/// How long the run's parts took, for the next run's estimate of its size: the builder's
+/// whole time, and the time and number of the runs made (not those reused).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Timing {
+    /// The plain, probe and twin builds made or found up to date.
+    pub builds: Spent,
+    /// The layout points' re-links.
+    pub relinks: Spent,
+    /// Per (backend, case): the runs made (a case's three builds' runs count three).
+    pub runs: BTreeMap<(BackendKind, &'static str), Spent>,
+}
+
+/// Everything the jobs made: the builds by (package, variant), what each job ran, how many
+/// jobs were reused from the cache and how many ran, and how long it took.
+pub(super) struct Outcome {
+    pub builds: BTreeMap<(&'static str, &'static str), Builds>,
+    pub done: BTreeMap<Job, Ran>,
+    pub reused: usize,
+    pub ran: usize,
+    pub timing: Timing,
+}
+
+/// One (package, variant)'s builds, made: what the builder hands the runs.
+struct Made {
+    package: &'static str,
+    variant: &'static str,
+    builds: Arc<Builds>,
+}
+
+/// Makes every build and runs every job. The first error stops every job; it is the one
+/// returned.
+pub(super) fn execute(w: &Work) -> Result<Outcome> {
     let Work {
         ws,
         args,
@@ -82,54 +115,23 @@ pub(super) fn execute(
         plan,
         cache,
     } = *w;
-    let super::Plan {
-        order,
-        external,
-        built,
-        scenarios,
-        variants,
-        seconds,
-        prints,
-        second_prints,
-        second_on,
-        jobs,
-        workers,
-        ..
-    } = plan;
-    let (external, workers) = (external.as_ref(), *workers);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (reused, ran) = (
-        std::sync::atomic::AtomicUsize::new(0),
-        std::sync::atomic::AtomicUsize::new(0),
-    );
-    let done: std::sync::Mutex<Done> = Default::default();
-    let timing: std::sync::Mutex<Timing> = Default::default();
-    let failed: std::sync::Mutex<Option<anyhow::Error>> = Default::default();
-    // The builds made so far, and whether the builder has stopped (done, or failed).
-    type Shelf<'a> = (BTreeMap<(&'a str, &'a str), std::sync::Arc<Builds>>, bool);
-    let shelf: std::sync::Mutex<Shelf> = Default::default();
-    let shelved = std::sync::Condvar::new();
-    // The builds of (package, variant), once made; `None` once the builder has stopped
-    // without them (it failed: every worker stops).
-    let builds_of = |package: &str, variant: &str| -> Option<std::sync::Arc<Builds>> {
-        let mut s = shelf.lock().expect("no panic holds it");
-        loop {
-            if let Some(b) = s.0.get(&(package, variant)) {
-                return Some(b.clone());
-            }
-            if s.1 {
-                return None;
-            }
-            s = shelved.wait(s).expect("no panic holds it");
-        }
+    let external = plan.external.as_ref();
+    let (reused, ran) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let done: Mutex<BTreeMap<Job, Ran>> = Default::default();
+    let timing: Mutex<Timing> = Default::default();
+    let failed: Mutex<Option<anyhow::Error>> = Default::default();
+    // Set with the first error: no build or job starts after it.
+    let stop = AtomicBool::new(false);
+    let fail = |e: anyhow::Error| {
+        failed.lock().expect("no panic holds it").get_or_insert(e);
+        stop.store(true, Ordering::Relaxed);
     };
-    // Builds go one at a time (cargo locks its target directory) on a thread of their own,
-    // while the runs whose builds are made go on the other cores: a first run from a fresh
-    // clone overlaps minutes of building with running. A build error stops every run, and
-    // nothing is written.
-    let build_all = || -> Result<()> {
-        for &(package, v) in order {
-            if failed.lock().expect("no panic holds it").is_some() {
+    // Builds go one at a time (cargo locks its target directory) on a thread of their own, each
+    // handed over as it is made, while the runs whose builds are made go on the pool: a first
+    // run from a fresh clone overlaps minutes of building with running.
+    let build_all = |made: std::sync::mpsc::Sender<Made>| -> Result<()> {
+        for &(package, v) in &plan.order {
+            if stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
             let log = |line: &str| {
@@ -153,61 +155,68 @@ pub(super) fn execute(
                 external,
             };
             let started = std::time::Instant::now();
-            b.layouts = galloc_lab::build::sweep::builds(ws, plain, built, log)?;
+            b.layouts = galloc_lab::build::sweep::builds(ws, plain, &plan.built, log)?;
             let mut t = timing.lock().expect("no panic holds it");
-            t.builds.0 += three;
-            t.builds.1 += 3;
-            t.relinks.0 += started.elapsed().as_secs_f64();
-            t.relinks.1 += b.layouts.len() as u64;
+            t.builds.add(three, 3);
+            t.relinks
+                .add(started.elapsed().as_secs_f64(), b.layouts.len() as u64);
             drop(t);
-            let mut s = shelf.lock().expect("no panic holds it");
-            s.0.insert((package, v.id), std::sync::Arc::new(b));
-            shelved.notify_all();
+            let builds = Arc::new(b);
+            // The receiver outlives the builder (it reads until the sender is dropped).
+            let _ = made.send(Made {
+                package,
+                variant: v.id,
+                builds,
+            });
         }
         Ok(())
     };
-    let job = |(backend, ci, vi, job): (BackendKind, usize, usize, Job)| -> Result<Option<Ran>> {
-        let (s, v) = (&scenarios[ci], variants[vi]);
-        let Some(b) = builds_of(s.package, v.id) else {
-            return Ok(None);
-        };
+    let run = |job: Job, b: &Builds| -> Result<Ran> {
+        let s = &plan.scenarios[job.case];
+        let backend = job.backend;
         // A node's runs are not kept: the same builds can cost differently on another node
         // or runtime, and the cache key cannot see which node it was.
         let keep = !args.fresh && backend != BackendKind::Node;
         let count = |kept: bool| {
             let n = if kept { &reused } else { &ran };
-            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            n.fetch_add(1, Ordering::Relaxed);
         };
-        let (artifact, s, print) = match job {
-            Job::Point(p) => (&b.layouts[p].1, s, &prints[ci]),
-            Job::Second(i) => {
-                let (Some((_, second)), Some(print)) = (&seconds[ci], &second_prints[ci]) else {
+        let spent = |elapsed: f64, runs: u64| {
+            let mut t = timing.lock().expect("no panic holds it");
+            t.runs
+                .entry((backend, s.case))
+                .or_default()
+                .add(elapsed, runs);
+        };
+        let (artifact, s, print) = match job.part {
+            Part::Point(p) => (&b.layouts[p].1, s, &plan.prints[job.case]),
+            Part::Second(i) => {
+                let (Some((_, second)), Some(print)) = (
+                    &plan.second_workloads[job.case],
+                    &plan.second_prints[job.case],
+                ) else {
                     unreachable!("a second workload's job has one");
                 };
-                (b.at(second_on[&backend][i]), second, print)
+                (b.at(plan.second_on[&backend][i]), second, print)
             }
-            Job::Case => {
-                let key = cache.key(backend, &prints[ci], &b);
+            Part::Case => {
+                let key = cache.key(backend, &plan.prints[job.case], b);
                 if let Some(m) = keep.then(|| cache.load(&key, backend)).flatten() {
                     count(true);
                     bar.inc(3 * m.plain.messages.len() as u64);
-                    return Ok(Some(Ran::Case(Box::new(m))));
+                    return Ok(Ran::Case(Box::new(m)));
                 }
                 count(false);
                 let started = std::time::Instant::now();
-                let m = measure_case(&b, s, backend, |config| {
+                let m = measure_case(b, s, backend, |config| {
                     bar.set_message(format!("{} {} {config}", backend.name(), s.case));
                     bar.inc(1);
                 })?;
-                let seconds = started.elapsed().as_secs_f64();
-                timing
-                    .lock()
-                    .expect("no panic holds it")
-                    .ran(backend, s.case, seconds, 3);
+                spent(started.elapsed().as_secs_f64(), job.runs());
                 if keep {
                     cache.store(&key, &m)?;
                 }
-                return Ok(Some(Ran::Case(Box::new(m))));
+                return Ok(Ran::Case(Box::new(m)));
             }
         };
         let key = cache.key_of_run(backend, print, &artifact.sha256);
@@ -227,11 +236,7 @@ pub(super) fn execute(
                     galloc_lab::run::execute::ProbeReads::Never,
                     || {},
                 )?;
-                let seconds = started.elapsed().as_secs_f64();
-                timing
-                    .lock()
-                    .expect("no panic holds it")
-                    .ran(backend, s.case, seconds, 1);
+                spent(started.elapsed().as_secs_f64(), job.runs());
                 if keep {
                     cache.store_run(&key, &run)?;
                 }
@@ -239,55 +244,63 @@ pub(super) fn execute(
             }
         };
         bar.inc(run.messages.len() as u64);
-        Ok(Some(Ran::Point(Box::new(run))))
+        Ok(Ran::Point(Box::new(run)))
     };
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            if let Err(e) = build_all() {
-                failed.lock().expect("no panic holds it").get_or_insert(e);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(plan.workers)
+        .thread_name(|i| format!("lab-run-{i}"))
+        .build()?;
+    let mut builds: BTreeMap<(&'static str, &'static str), Arc<Builds>> = BTreeMap::new();
+    std::thread::scope(|threads| {
+        let (made, arrivals) = std::sync::mpsc::channel();
+        threads.spawn(|| {
+            if let Err(e) = build_all(made) {
+                fail(e);
             }
-            shelf.lock().expect("no panic holds it").1 = true;
-            shelved.notify_all();
         });
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                if failed.lock().expect("no panic holds it").is_some() {
-                    return;
+        // This thread hands each build's jobs to the pool as the build arrives, in the plan's
+        // order, and waits for them all; the channel closes when the builder stops.
+        pool.in_place_scope_fifo(|runs| {
+            for Made {
+                package,
+                variant,
+                builds: b,
+            } in arrivals
+            {
+                builds.insert((package, variant), b.clone());
+                let jobs = plan.jobs.iter().filter(|j| {
+                    plan.scenarios[j.case].package == package
+                        && plan.variants[j.variant].id == variant
+                });
+                for &job in jobs {
+                    let (b, run, fail, done, stop) = (b.clone(), &run, &fail, &done, &stop);
+                    runs.spawn_fifo(move |_| {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        match run(job, &b) {
+                            Ok(r) => {
+                                done.lock().expect("no panic holds it").insert(job, r);
+                            }
+                            Err(e) => fail(e),
+                        }
+                    });
                 }
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&id) = jobs.get(i) else { return };
-                match job(id) {
-                    Ok(Some(r)) => {
-                        done.lock().expect("no panic holds it").insert(id, r);
-                    }
-                    Ok(None) => return,
-                    Err(e) => {
-                        failed.lock().expect("no panic holds it").get_or_insert(e);
-                    }
-                }
-            });
-        }
+            }
+        });
     });
     if let Some(e) = failed.into_inner().expect("no panic holds it") {
         return Err(e);
     }
-    let builds: BTreeMap<(&str, &str), Builds> = shelf
-        .into_inner()
-        .expect("no panic holds it")
-        .0
+    let builds = builds
         .into_iter()
-        .map(|(k, b)| {
-            (
-                k,
-                std::sync::Arc::into_inner(b).expect("every run has ended"),
-            )
-        })
+        .map(|(k, b)| (k, Arc::into_inner(b).expect("every run has ended")))
         .collect();
-    Ok((
+    Ok(Outcome {
         builds,
-        done.into_inner().expect("no panic holds it"),
-        reused.into_inner(),
-        ran.into_inner(),
-        timing.into_inner().expect("no panic holds it"),
-    ))
+        done: done.into_inner().expect("no panic holds it"),
+        reused: reused.into_inner(),
+        ran: ran.into_inner(),
+        timing: timing.into_inner().expect("no panic holds it"),
+    })
 }

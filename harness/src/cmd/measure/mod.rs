@@ -20,7 +20,7 @@ mod size;
 mod source;
 mod write;
 
-use jobs::{Job, Ran};
+use jobs::{Job, Part, Ran};
 pub(crate) use plan::Plan;
 use size::{Pace, RunSize};
 pub(crate) use source::Source;
@@ -134,7 +134,7 @@ impl Args {
 pub(super) struct Sending<'a> {
     pub scenarios: &'a [Scenario],
     pub prints: &'a [Fingerprint],
-    pub seconds: &'a [Option<(scenario::Workload, Scenario)>],
+    pub second_workloads: &'a [Option<(scenario::Workload, Scenario)>],
     pub second_prints: &'a [Option<Fingerprint>],
     pub second_on: &'a BTreeMap<BackendKind, Vec<u32>>,
     /// What the report and the metadata say wrote the results.
@@ -207,7 +207,13 @@ pub(crate) fn execute<'a>(
     if size.is_large() {
         eprintln!("{size}");
     }
-    let (builds, done, reused, ran, timing) = jobs::execute(&work).inspect_err(|_| {
+    let jobs::Outcome {
+        builds,
+        done,
+        reused,
+        ran,
+        timing,
+    } = jobs::execute(&work).inspect_err(|_| {
         bar.finish_and_clear();
     })?;
     // Only a guide for the next run's estimate: a pace that cannot be kept is not an error.
@@ -233,13 +239,7 @@ fn size_of(plan: &Plan, pace: Option<size::Pace>) -> RunSize {
     let runs: Vec<(BackendKind, &str, u64)> = plan
         .jobs
         .iter()
-        .map(|j| {
-            (
-                j.0,
-                plan.scenarios[j.1].case,
-                if j.3 == Job::Case { 3 } else { 1 },
-            )
-        })
+        .map(|j| (j.backend, plan.scenarios[j.case].case, j.runs()))
         .collect();
     let builds = (plan.order.len() * 3, plan.order.len() * plan.points());
     RunSize::new(builds, &runs, plan.messages(), pace, plan.workers)
@@ -250,12 +250,18 @@ fn size_of(plan: &Plan, pace: Option<size::Pace>) -> RunSize {
 fn assemble<'a>(
     plan: &'a Plan,
     builds: &BTreeMap<(&'static str, &'static str), galloc_lab::run::measure::Builds>,
-    mut done: jobs::Done,
+    mut done: BTreeMap<Job, Ran>,
 ) -> Measured<'a> {
     let mut measured: Measured = BTreeMap::new();
-    for &(backend, ci, vi, _) in plan.jobs.iter().filter(|j| j.3 == Job::Case) {
+    for &job in plan.jobs.iter().filter(|j| j.part == Part::Case) {
+        let Job {
+            backend,
+            case: ci,
+            variant: vi,
+            ..
+        } = job;
         let (s, v) = (&plan.scenarios[ci], plan.variants[vi]);
-        let Some(Ran::Case(m)) = done.remove(&(backend, ci, vi, Job::Case)) else {
+        let Some(Ran::Case(m)) = done.remove(&job) else {
             unreachable!("every job ran");
         };
         let mut take = |key| match done.remove(&key) {
@@ -268,11 +274,27 @@ fn assemble<'a>(
             .iter()
             .enumerate()
             .filter(|(_, (offset, _))| plan.runs_on[&backend].contains(offset))
-            .map(|(p, (offset, _))| (*offset, take((backend, ci, vi, Job::Point(p)))))
+            .map(|(p, (offset, _))| {
+                (
+                    *offset,
+                    take(Job {
+                        part: Part::Point(p),
+                        ..job
+                    }),
+                )
+            })
             .collect();
-        let second = match plan.seconds[ci] {
+        let second = match plan.second_workloads[ci] {
             Some(_) => (plan.second_on[&backend].iter().enumerate())
-                .map(|(i, offset)| (*offset, take((backend, ci, vi, Job::Second(i)))))
+                .map(|(i, offset)| {
+                    (
+                        *offset,
+                        take(Job {
+                            part: Part::Second(i),
+                            ..job
+                        }),
+                    )
+                })
                 .collect(),
             None => Vec::new(),
         };
@@ -303,7 +325,7 @@ pub(crate) fn publish(
     let mut sending = Sending {
         scenarios: &plan.scenarios,
         prints: &plan.prints,
-        seconds: &plan.seconds,
+        second_workloads: &plan.second_workloads,
         second_prints: &plan.second_prints,
         second_on: &plan.second_on,
         source,

@@ -2,7 +2,7 @@
 //! is built. Every argument is checked here, so a run that cannot be written fails in seconds,
 //! not after its builds.
 
-use super::jobs::Job;
+use super::jobs::{Job, Part};
 use super::Args;
 use anyhow::{bail, Context, Result};
 use galloc_lab::build::external::Program;
@@ -28,7 +28,7 @@ pub(crate) struct Plan {
     pub program: Option<galloc_lab::store::metadata::ProgramSource>,
     /// Each case's scenario, and its second workload where it has one.
     pub scenarios: Vec<Scenario>,
-    pub seconds: Vec<Option<(scenario::Workload, Scenario)>>,
+    pub second_workloads: Vec<Option<(scenario::Workload, Scenario)>>,
     /// Their fingerprints: part of the run cache's keys.
     pub prints: Vec<Fingerprint>,
     pub second_prints: Vec<Option<Fingerprint>>,
@@ -43,10 +43,10 @@ pub(crate) struct Plan {
     pub order: Vec<(&'static str, &'static Variant)>,
     /// The offsets built for the layout sweep.
     pub built: Vec<u32>,
-    /// The jobs, by (backend, case index, variant index): a case's three builds, or one layout
-    /// of its plain build under its scenario or its second workload. Point `p` is the build at
-    /// the `p`th nonzero offset of `built`.
-    pub jobs: Vec<(BackendKind, usize, usize, Job)>,
+    /// The jobs: a case's three builds, or one layout of its plain build under its scenario or
+    /// its second workload, on one variant and backend. Point `p` is the build at the `p`th
+    /// nonzero offset of `built`.
+    pub jobs: Vec<Job>,
     /// How many jobs run at once: every core, or one for a node (one process, one run at a
     /// time).
     pub workers: usize,
@@ -66,7 +66,7 @@ impl Plan {
         super::check_extra_features(args)?;
         let (external, scenarios, program) = scenarios(args, &cases)?;
         // Each case's second workload, where it has one (the lab's own cases).
-        let seconds: Vec<Option<(scenario::Workload, Scenario)>> = match &external {
+        let second_workloads: Vec<Option<(scenario::Workload, Scenario)>> = match &external {
             Some(_) => vec![None; scenarios.len()],
             None if args.no_second_workload => vec![None; cases.len()],
             None => cases
@@ -170,21 +170,24 @@ impl Plan {
             .collect();
         let nonzero: Vec<u32> = built.iter().copied().filter(|o| *o > 0).collect();
         // Jobs go case by case, as the builds are made.
-        let mut jobs: Vec<(BackendKind, usize, usize, Job)> = Vec::new();
-        for (ci, _) in scenarios.iter().enumerate() {
-            for (vi, _) in variants.iter().enumerate() {
+        let mut jobs: Vec<Job> = Vec::new();
+        for (case, second) in second_workloads.iter().enumerate() {
+            for variant in 0..variants.len() {
                 for &backend in &backends {
-                    jobs.push((backend, ci, vi, Job::Case));
+                    let job = |part| Job {
+                        backend,
+                        case,
+                        variant,
+                        part,
+                    };
+                    jobs.push(job(Part::Case));
                     jobs.extend(
                         (0..nonzero.len())
                             .filter(|p| runs_on[&backend].contains(&nonzero[*p]))
-                            .map(|p| (backend, ci, vi, Job::Point(p))),
+                            .map(|p| job(Part::Point(p))),
                     );
-                    if seconds[ci].is_some() {
-                        jobs.extend(
-                            (0..second_on[&backend].len())
-                                .map(|i| (backend, ci, vi, Job::Second(i))),
-                        );
+                    if second.is_some() {
+                        jobs.extend((0..second_on[&backend].len()).map(|i| job(Part::Second(i))));
                     }
                 }
             }
@@ -195,7 +198,7 @@ impl Plan {
             std::thread::available_parallelism().map_or(1, usize::from)
         };
         let prints = scenarios.iter().map(RunCache::fingerprint).collect();
-        let second_prints = seconds
+        let second_prints = second_workloads
             .iter()
             .map(|w| w.as_ref().map(|(_, s)| RunCache::fingerprint(s)))
             .collect();
@@ -205,7 +208,7 @@ impl Plan {
             external,
             program,
             scenarios,
-            seconds,
+            second_workloads,
             prints,
             second_prints,
             out,
@@ -232,7 +235,7 @@ impl Plan {
             .map(|b| {
                 self.scenarios
                     .iter()
-                    .zip(&self.seconds)
+                    .zip(&self.second_workloads)
                     .map(|(s, second)| {
                         let second = second.as_ref().map_or(0, |(_, w)| {
                             (w.steps.len() as u64 + 1) * self.second_on[b].len() as u64

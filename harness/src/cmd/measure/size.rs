@@ -161,15 +161,13 @@ impl PaceFile {
             return Ok(());
         }
         let mut pace = self.read().unwrap_or_default();
-        let per = |(seconds, n): (f64, u64)| (n > 0).then(|| seconds / n as f64);
+        let per = |s: super::jobs::Spent| (s.count > 0).then(|| s.seconds / s.count as f64);
         pace.per_build = per(timing.builds).unwrap_or(pace.per_build);
         pace.per_relink = per(timing.relinks).unwrap_or(pace.per_relink);
-        for ((backend, case), (seconds, runs)) in &timing.runs {
-            if *runs > 0 {
-                pace.per_run.insert(
-                    (backend.name().to_owned(), (*case).to_owned()),
-                    seconds / *runs as f64,
-                );
+        for ((backend, case), &spent) in &timing.runs {
+            if let Some(per_run) = per(spent) {
+                pace.per_run
+                    .insert((backend.name().to_owned(), (*case).to_owned()), per_run);
             }
         }
         let mut text = format!("build {}\nrelink {}\n", pace.per_build, pace.per_relink);

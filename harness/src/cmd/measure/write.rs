@@ -22,7 +22,7 @@ use galloc_variants::Variant;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{Job, Measured, Sending};
+use super::{Job, Measured, Part, Sending};
 
 /// The digest of everything a run's files are made from: every run's cache key (which holds
 /// the lab's own bytes, the backend, the scenario and the builds' hashes), every build (its
@@ -31,7 +31,7 @@ use super::{Job, Measured, Sending};
 pub(super) fn digest_of(
     ws: &Workspace,
     cache: &RunCache,
-    jobs: &[(BackendKind, usize, usize, Job)],
+    jobs: &[Job],
     sending: &Sending,
     variants: &[&'static Variant],
     builds: &BTreeMap<(&str, &str), Builds>,
@@ -41,14 +41,20 @@ pub(super) fn digest_of(
         format!("whole {whole}, features {features}"),
         format!("{:?}", sending.source),
     ];
-    for &(backend, ci, vi, point) in jobs {
+    for &Job {
+        backend,
+        case: ci,
+        variant: vi,
+        part,
+    } in jobs
+    {
         let (s, v) = (&sending.scenarios[ci], variants[vi]);
         let b = &builds[&(s.package, v.id)];
         let print = &sending.prints[ci];
-        parts.push(match point {
-            Job::Case => cache.key(backend, print, b),
-            Job::Point(p) => cache.key_of_run(backend, print, &b.layouts[p].1.sha256),
-            Job::Second(i) => cache.key_of_run(
+        parts.push(match part {
+            Part::Case => cache.key(backend, print, b),
+            Part::Point(p) => cache.key_of_run(backend, print, &b.layouts[p].1.sha256),
+            Part::Second(i) => cache.key_of_run(
                 backend,
                 sending.second_prints[ci]
                     .as_ref()
@@ -99,7 +105,7 @@ pub(super) fn write_all(
 ) -> Result<galloc_lab::store::publish::Published> {
     let dir = staged.dir.clone();
     for &backend in backends {
-        write_backend(&dir, backend, measured, builds, sending.seconds)?;
+        write_backend(&dir, backend, measured, builds, sending.second_workloads)?;
     }
     write_artifacts(&dir, builds)?;
     write_agreement(&dir, sending.scenarios)?;
@@ -127,7 +133,7 @@ fn write_backend(
     backend: BackendKind,
     measured: &Measured,
     builds: &BTreeMap<(&str, &str), Builds>,
-    seconds: &[Option<(scenario::Workload, Scenario)>],
+    second_workloads: &[Option<(scenario::Workload, Scenario)>],
 ) -> Result<()> {
     let (mut totals, mut ops, mut pages, mut messages, mut layouts) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -137,7 +143,7 @@ fn write_backend(
         measured.iter().filter(|((b, _, _), _)| *b == backend)
     {
         let build = &builds[&(s.package, v.id)];
-        if let Some((workload, scenario)) = &seconds[*ci] {
+        if let Some((workload, scenario)) = &second_workloads[*ci] {
             for (offset, run) in second {
                 let row = galloc_lab::run::measure::layout_row(
                     scenario,

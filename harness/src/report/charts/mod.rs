@@ -297,30 +297,9 @@ pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<C
     };
     // Each chart is its own file drawn from shared, read-only inputs: on every core. The first
     // error, in chart order, is the one reported.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut results: Vec<(usize, Result<()>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(c) = charts.get(i) else { return done };
-                        done.push((i, one(c)));
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a chart does not panic"))
-            .collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    for (_, r) in results {
-        r?;
-    }
+    use rayon::prelude::*;
+    let results: Vec<Result<()>> = charts.par_iter().map(one).collect();
+    results.into_iter().collect::<Result<()>>()?;
     Ok(charts)
 }
 
