@@ -33,7 +33,8 @@ use galloc_lab::results::{
 };
 use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::run::backend::{Backend, BackendKind};
-use galloc_lab::run::execute::{on_every_core, run_case, ProbeReads};
+use galloc_lab::run::cores::on_every_core;
+use galloc_lab::run::execute::{run_case, ProbeReads};
 use galloc_lab::run::scenario;
 use galloc_lab::store::metadata;
 use galloc_variants::{DESIGN, REFERENCE};

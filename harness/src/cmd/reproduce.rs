@@ -12,7 +12,8 @@ use galloc_lab::results::{
     write_csv, ArtifactRow, CostRow, LayoutRow, MeasuredRow, OutcomeRow, MANIFEST,
 };
 use galloc_lab::run::backend::{BackendKind, Unit};
-use galloc_lab::run::execute::{on_every_core, run_recording};
+use galloc_lab::run::cores::on_every_core;
+use galloc_lab::run::execute::run_recording;
 use galloc_lab::run::plan;
 use galloc_lab::run::scenario;
 use galloc_lab::store::metadata;

@@ -257,17 +257,6 @@ fn run_checked(
     })
 }
 
-/// `f` over every job on rayon's pool, one thread per core (each run is independent: its own
-/// backend, its own chain), the results in the jobs' order. Once one fails no new job starts,
-/// and an error is returned (the first one rayon met).
-pub fn on_every_core<J: Sync, R: Send>(
-    jobs: &[J],
-    f: impl Fn(&J) -> Result<R> + Sync + Send,
-) -> Result<Vec<R>> {
-    use rayon::prelude::*;
-    jobs.par_iter().map(f).collect()
-}
-
 /// The calls the backend collected in a probe-build run, in order.
 pub fn trace_records(run: &CaseRun) -> Vec<crate::results::trace::TraceRecord> {
     run.messages

@@ -9,6 +9,7 @@
 
 pub mod backend;
 pub mod cache;
+pub mod cores;
 pub mod execute;
 pub mod expect;
 pub mod measure;

@@ -1,5 +1,6 @@
 //! `lab measure`'s jobs: the builds, made one at a time on a thread of their own, and every run
-//! on a rayon pool as soon as its builds are made; the results put back by job.
+//! on the other cores (`run::cores`) as soon as its builds are made; the results put back by
+//! job.
 
 use anyhow::Result;
 use galloc_lab::build::artifact::{BuildRequest, PostProcess};
@@ -10,7 +11,7 @@ use galloc_lab::run::execute::CaseRun;
 use galloc_lab::run::measure::{measure_case, Builds, CaseMeasurement};
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What one job ran: a case's three builds, or one layout of its plain build (under the case's
@@ -98,13 +99,6 @@ pub(super) struct Outcome {
     pub timing: Timing,
 }
 
-/// One (package, variant)'s builds, made: what the builder hands the runs.
-struct Made {
-    package: &'static str,
-    variant: &'static str,
-    builds: Arc<Builds>,
-}
-
 /// Makes every build and runs every job. The first error stops every job; it is the one
 /// returned.
 pub(super) fn execute(w: &Work) -> Result<Outcome> {
@@ -117,23 +111,14 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
     } = *w;
     let external = plan.external.as_ref();
     let (reused, ran) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    let done: Mutex<BTreeMap<Job, Ran>> = Default::default();
     let timing: Mutex<Timing> = Default::default();
-    let failed: Mutex<Option<anyhow::Error>> = Default::default();
-    // Set with the first error: no build or job starts after it.
-    let stop = AtomicBool::new(false);
-    let fail = |e: anyhow::Error| {
-        failed.lock().expect("no panic holds it").get_or_insert(e);
-        stop.store(true, Ordering::Relaxed);
-    };
-    // Builds go one at a time (cargo locks its target directory) on a thread of their own, each
-    // handed over as it is made, while the runs whose builds are made go on the pool: a first
-    // run from a fresh clone overlaps minutes of building with running.
-    let build_all = |made: std::sync::mpsc::Sender<Made>| -> Result<()> {
+    let made: Mutex<BTreeMap<(&'static str, &'static str), Arc<Builds>>> = Default::default();
+    // Builds go one at a time (cargo locks its target directory) on a thread of their own; as
+    // each is made, its jobs go down the channel to the runs on the other cores: a first run
+    // from a fresh clone overlaps minutes of building with running. A failed run drops the
+    // channel's receiver, so the builder stops at its next send.
+    let build_all = |jobs: std::sync::mpsc::Sender<(Job, Arc<Builds>)>| -> Result<()> {
         for &(package, v) in &plan.order {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
             let log = |line: &str| {
                 if !args.quiet {
                     bar.suspend(|| eprintln!("{line}"));
@@ -161,13 +146,19 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
             t.relinks
                 .add(started.elapsed().as_secs_f64(), b.layouts.len() as u64);
             drop(t);
-            let builds = Arc::new(b);
-            // The receiver outlives the builder (it reads until the sender is dropped).
-            let _ = made.send(Made {
-                package,
-                variant: v.id,
-                builds,
+            let b = Arc::new(b);
+            made.lock()
+                .expect("no panic holds it")
+                .insert((package, v.id), b.clone());
+            // Its jobs, in the plan's order (a later case of the same program included).
+            let of_build = plan.jobs.iter().filter(|j| {
+                plan.scenarios[j.case].package == package && plan.variants[j.variant].id == v.id
             });
+            for &job in of_build {
+                if jobs.send((job, b.clone())).is_err() {
+                    return Ok(());
+                }
+            }
         }
         Ok(())
     };
@@ -246,59 +237,28 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
         bar.inc(run.messages.len() as u64);
         Ok(Ran::Point(Box::new(run)))
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(plan.workers)
-        .thread_name(|i| format!("lab-run-{i}"))
-        .build()?;
-    let mut builds: BTreeMap<(&'static str, &'static str), Arc<Builds>> = BTreeMap::new();
-    std::thread::scope(|threads| {
-        let (made, arrivals) = std::sync::mpsc::channel();
-        threads.spawn(|| {
-            if let Err(e) = build_all(made) {
-                fail(e);
-            }
+    let (send, receive) = std::sync::mpsc::channel();
+    let (built, ran_jobs) = std::thread::scope(|scope| {
+        let builder = scope.spawn(|| build_all(send));
+        let ran_jobs = galloc_lab::run::cores::as_they_come(plan.workers, receive, |(job, b)| {
+            run(job, &b).map(|r| (job, r))
         });
-        // This thread hands each build's jobs to the pool as the build arrives, in the plan's
-        // order, and waits for them all; the channel closes when the builder stops.
-        pool.in_place_scope_fifo(|runs| {
-            for Made {
-                package,
-                variant,
-                builds: b,
-            } in arrivals
-            {
-                builds.insert((package, variant), b.clone());
-                let jobs = plan.jobs.iter().filter(|j| {
-                    plan.scenarios[j.case].package == package
-                        && plan.variants[j.variant].id == variant
-                });
-                for &job in jobs {
-                    let (b, run, fail, done, stop) = (b.clone(), &run, &fail, &done, &stop);
-                    runs.spawn_fifo(move |_| {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        match run(job, &b) {
-                            Ok(r) => {
-                                done.lock().expect("no panic holds it").insert(job, r);
-                            }
-                            Err(e) => fail(e),
-                        }
-                    });
-                }
-            }
-        });
+        (
+            builder.join().expect("the builder does not panic"),
+            ran_jobs,
+        )
     });
-    if let Some(e) = failed.into_inner().expect("no panic holds it") {
-        return Err(e);
-    }
+    // A build's error first: the runs stopped for want of its builds.
+    built?;
+    let done: BTreeMap<Job, Ran> = ran_jobs?.into_iter().collect();
+    let builds = made.into_inner().expect("no panic holds it");
     let builds = builds
         .into_iter()
         .map(|(k, b)| (k, Arc::into_inner(b).expect("every run has ended")))
         .collect();
     Ok(Outcome {
         builds,
-        done: done.into_inner().expect("no panic holds it"),
+        done,
         reused: reused.into_inner(),
         ran: ran.into_inner(),
         timing: timing.into_inner().expect("no panic holds it"),

@@ -195,7 +195,7 @@ impl Plan {
         let workers = if backends.contains(&BackendKind::Node) {
             1
         } else {
-            std::thread::available_parallelism().map_or(1, usize::from)
+            galloc_lab::run::cores::cores()
         };
         let prints = scenarios.iter().map(RunCache::fingerprint).collect();
         let second_prints = second_workloads

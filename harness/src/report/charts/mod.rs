@@ -295,11 +295,8 @@ pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<C
             } => messages::per_message(&inputs.messages, case, backend, shown, &path),
         }
     };
-    // Each chart is its own file drawn from shared, read-only inputs: on every core. The first
-    // error, in chart order, is the one reported.
-    use rayon::prelude::*;
-    let results: Vec<Result<()>> = charts.par_iter().map(one).collect();
-    results.into_iter().collect::<Result<()>>()?;
+    // Each chart is its own file drawn from shared, read-only inputs: on every core.
+    crate::run::cores::on_every_core(&charts, one)?;
     Ok(charts)
 }
 
