@@ -14,22 +14,38 @@ _default:
 _variants *flags:
     @out=$(cargo run -q --locked -p galloc-variants --bin variants -- ids {{ if flags == "" { "" } else { quote(flags) } }}) || { echo "error: the variant registry (variants/src/lib.rs) did not build or run; see cargo's message above" >&2; exit 1; }; [ -n "$out" ] || { echo "error: the variant registry (variants/src/lib.rs) names no variant" >&2; exit 1; }; echo "$out"
 
-# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), Debian's binaryen (wasm-opt, for Gear's post-processing), DejaVu fonts (chart labels), and g++ and flock for the fuzz target (libFuzzer is C++).
+# Install what the lab needs beyond Rust: the wasm32v1-none target (rustup does not auto-install here), binaryen (wasm-opt, for Gear's post-processing), and a C++ compiler and flock for the fuzz target (libFuzzer is C++), through the system's package manager (apt-get, dnf, pacman or Homebrew). The charts' font comes with the lab (the `dejavu` crate): nothing to install.
 setup:
     @rustup target list --installed | grep -qx wasm32v1-none || rustup target add wasm32v1-none
-    @command -v wasm-opt >/dev/null || just _apt binaryen
-    @test -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || just _apt fonts-dejavu-core
-    @command -v c++ >/dev/null || just _apt g++
-    @command -v flock >/dev/null || just _apt util-linux
+    @command -v wasm-opt >/dev/null || just _install binaryen binaryen binaryen binaryen
+    @command -v c++ >/dev/null || just _install g++ gcc-c++ gcc ""
+    @command -v flock >/dev/null || just _install util-linux util-linux util-linux flock
 
-_apt package:
-    @echo "installing Debian's {{quote(package)}}"
-    @$(command -v sudo || true) apt-get install -y -q {{quote(package)}} >/dev/null || { $(command -v sudo || true) apt-get update -q >/dev/null && $(command -v sudo || true) apt-get install -y -q {{quote(package)}} >/dev/null; }
+# Installs a package by its name on apt-get, dnf, pacman and Homebrew (in that order; "" where that system needs nothing), with sudo when not root; with none of them, says what to install.
+_install apt dnf pacman brew:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # The names as shell variables, quoted by just: a value is data, never shell.
+    apt={{quote(apt)}} dnf={{quote(dnf)}} pacman={{quote(pacman)}} brew={{quote(brew)}}
+    sudo=$( [ "$(id -u)" = 0 ] || command -v sudo || true )
+    if command -v apt-get >/dev/null; then
+        echo "installing $apt (apt-get)"
+        $sudo apt-get install -y -q "$apt" >/dev/null || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q "$apt" >/dev/null; }
+    elif command -v dnf >/dev/null; then
+        echo "installing $dnf (dnf)"; $sudo dnf install -y -q "$dnf"
+    elif command -v pacman >/dev/null; then
+        echo "installing $pacman (pacman)"; $sudo pacman -S --noconfirm --needed "$pacman"
+    elif command -v brew >/dev/null; then
+        [ -z "$brew" ] || { echo "installing $brew (Homebrew)"; brew install "$brew"; }
+    else
+        echo "no apt-get, dnf, pacman or Homebrew here: install $apt (Debian's name) yourself, then run this again" >&2
+        exit 1
+    fi
 
 # Regenerate every result: allocator code sizes, then every case x variant on the wasmtime fuel meter, gtest and, when LAB_NODE or LAB_NODE_BIN names one, a real node (results/, results/README.md, results/metadata.json, images/). Without a node it says so in one line and runs the rest. Runs whose builds did not change are reused from target/lab/cache.
 compare variants="all" cases="default" backends="all": (sizes variants) (measure variants cases backends)
 
-# Build the NFT/FT contracts per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and on fuel (the second workload at 4 of them, on gas): results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
+# Build the cases' programs (the lab's gstd and Sails contracts and the synthetic program) per variant and run the cases on the given backends, each plain build at 16 heap layouts over the Wasm page on gas and on fuel (the second workload at 4 of them, on gas): results/<backend>/*.csv, results/traces/, results/README.md. Prints cargo's progress while the lab itself builds, then the verdict table.
 measure variants="all" cases="default" backends="gtest,wasmtime": setup
     cargo run --locked -p galloc-lab --bin lab -- measure --backends {{quote(backends)}} --variants {{quote(variants)}} --cases {{quote(cases)}}
 

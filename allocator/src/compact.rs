@@ -24,7 +24,7 @@
 //! - **Growing in place.** A growing `realloc` takes the top or a free block after it before
 //!   it moves the block: a collection that grows by doubling copies nothing and leaves no
 //!   hole behind (without it, `lab` was 3–8 % dearer than shipping on the batches of the scale
-//!   cases; docs/design.md, "Step 2").
+//!   cases; docs/design.md, "Step 3").
 //! - **Pages go back.** The top keeps at most one page beyond the page it ends in; a region
 //!   left behind (the next page was not free) goes back whole once every block in it is free.
 
@@ -296,7 +296,7 @@ impl<S: PageSource> Compact<S> {
     /// Grows the block `p` to `need` bytes where it is: into the top when it ends there and the
     /// top's region has room, or over a free block after it that is large enough. Both are
     /// needed: a collection at the top grows there, one that has moved grows over the hole
-    /// its last move left (docs/design.md, "Step 2": with either alone, a 40,000-token
+    /// its last move left (docs/design.md, "Step 3": with either alone, a 40,000-token
     /// collection's dearest checkpoint was 5–6 % above shipping's, against +0.7 % with both). Inlined into `realloc`, its one
     /// caller, where it costs 42 code bytes fewer than as a call.
     #[inline(always)]

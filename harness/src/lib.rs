@@ -1,7 +1,7 @@
 //! The galloc lab harness: builds programs once per allocator variant and measures them.
 //!
-//! The modules follow the stages a measurement goes through, one folder each; the two things
-//! every stage shares sit at the top:
+//! The modules follow the stages a measurement goes through (build, run, analyse, report), one
+//! folder each, beside the two every stage shares (store, results):
 //! - [`build`]: the Wasm artifacts, one per (package, variant, build kind), and where they live.
 //! - [`run`]: the scenarios, the backends that run them (gtest, the wasmtime fuel meter, a
 //!   node) and one case measured on one variant.

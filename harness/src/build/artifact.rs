@@ -546,7 +546,7 @@ fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
     optimizer.flush_to_file(&opt);
     optimize_wasm(&opt, &opt, "4", true).map_err(|e| {
         anyhow::anyhow!(
-            "wasm-opt failed on {}: {e}\nhint: run `just setup` (installs Debian's binaryen)",
+            "wasm-opt failed on {}: {e}\nhint: run `just setup` (installs binaryen)",
             opt.display()
         )
     })?;

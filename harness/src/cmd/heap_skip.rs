@@ -1,5 +1,5 @@
-//! `lab heap-skip`: what share of a program's layout spread follows its heap base alone (issue
-//! 50, step 1).
+//! `lab heap-skip`: what share of a program's layout spread follows its heap base alone
+//! (docs/design.md, "Where the heap starts").
 //!
 //! The layout sweep moves every static, and with them the heap base: a program's gas then
 //! moves both with where its static data falls against Gear's 16 KiB pages and with where its

@@ -433,7 +433,8 @@ fn main_page(
     }
     out.push_str(&verdicts::verdict_rule(inputs));
     out.push_str(&verdicts::verdict_matrix(inputs, Some(&case_link)));
-    // The headline chart draws this matrix with the pages and code beside it.
+    // An outside report's headline chart draws this matrix with the pages and code beside it
+    // (over the lab's results it draws the ship rule's figures instead).
     if let Some(c) = plan.iter().find(|c| c.is_headline()) {
         let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);
     }

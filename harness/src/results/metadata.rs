@@ -27,7 +27,7 @@ pub struct Metadata {
     /// `rustc --version`, and the channel `rust-toolchain.toml` pins.
     pub rustc: String,
     pub toolchain: String,
-    /// `wasm-opt --version` (Debian's binaryen; the post-processing's last step).
+    /// `wasm-opt --version` (binaryen's; the post-processing's last step).
     pub wasm_opt: String,
     /// Versions from `Cargo.lock`.
     pub crates: BTreeMap<String, String>,

@@ -1,6 +1,6 @@
 //! The `lab` command refuses bad arguments with a message that names the fix.
 //!
-//! Over 600 lines: 14 tests of the command line, each with the arguments, program and scenario
+//! Over 600 lines: 15 tests of the command line, each with the arguments, program and scenario
 //! it runs and the message it expects, around the helpers that run `lab` and the lock below.
 
 use std::process::Command;
@@ -516,6 +516,60 @@ fn an_outside_program_is_built_per_variant_and_measured() {
         "{err}"
     );
     assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
+}
+
+/// A program importing what the fuel meter does not implement (the relay sends to itself, so
+/// it imports `gr_program_id`) is measured on gtest alone under the default backends, with one
+/// line saying so, instead of failing its first run on the meter after the builds.
+#[test]
+fn the_meter_is_left_out_in_one_line_for_a_program_it_cannot_run() {
+    let _turn = examples_turn();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let program = root.join("contracts/examples/relay");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("relay.json");
+    // No hop (64 entries logged), two hops (the reply counts 128; two more executions follow
+    // in the same step), none again (320).
+    std::fs::write(
+        &scenario,
+        r#"{"messages": [
+            {"from": 3, "payload": "0x00", "reply": "0x40000000"},
+            {"from": 3, "payload": "0x02", "reply": "0x80000000"},
+            {"from": 3, "payload": "0x00", "reply": "0x40010000"}
+        ]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        program.to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--variants",
+        "shipping",
+        "--layouts",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("without the fuel meter"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].starts_with("relay: ") && said[0].contains("env.gr_program_id"),
+        "{err}"
+    );
+    let totals = std::fs::read_to_string(out.join("gtest/totals.csv")).unwrap();
+    assert!(totals.contains(",relay,shipping,"), "{totals}");
+    assert!(
+        !out.join("wasmtime/totals.csv").exists(),
+        "the meter's rows were written"
+    );
 }
 
 #[test]

@@ -179,6 +179,21 @@ fn an_import_it_lacks_is_named() {
         err.contains("`env.gr_exit`") && err.contains("does not implement"),
         "{err}"
     );
+    // Read before any run (what `lab measure` leaves the meter out on): the function imports
+    // it lacks, not the memory, not what it implements.
+    let lacking = wat::parse_str(
+        r#"(module (import "env" "memory" (memory 17))
+             (import "env" "gr_read" (func (param i32 i32 i32 i32)))
+             (import "env" "gr_exit" (func (param i32)))
+             (import "env" "gr_value" (func (param i32)))
+             (func (export "init")))"#,
+    )
+    .unwrap();
+    assert_eq!(
+        WasmtimeBackend::lacking(&lacking).unwrap(),
+        ["env.gr_exit", "env.gr_value"]
+    );
+    assert!(WasmtimeBackend::lacking(&code[..code.len() - 1]).is_err());
 }
 
 fn workspace() -> Workspace {

@@ -97,6 +97,8 @@ pub(super) struct Outcome {
     pub reused: usize,
     pub ran: usize,
     pub timing: Timing,
+    /// The programs (by package) the fuel meter was left out for, with the imports it lacks.
+    pub meter_left_out: BTreeMap<&'static str, Vec<String>>,
 }
 
 /// Makes every build and runs every job. The first error stops every job; it is the one
@@ -113,6 +115,8 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
     let (reused, ran) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let timing: Mutex<Timing> = Default::default();
     let made: Mutex<BTreeMap<(&'static str, &'static str), Arc<Builds>>> = Default::default();
+    let meter_left_out: Mutex<BTreeMap<&'static str, Vec<String>>> = Default::default();
+    let metered = plan.backends.contains(&BackendKind::Wasmtime);
     // Builds go one at a time (cargo locks its target directory) on a thread of their own; as
     // each is made, its jobs go down the channel to the runs on the other cores: a first run
     // from a fresh clone overlaps minutes of building with running. A failed run drops the
@@ -150,9 +154,31 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
             made.lock()
                 .expect("no panic holds it")
                 .insert((package, v.id), b.clone());
+            // A program importing what the fuel meter does not implement is measured without
+            // it, said in one line, rather than failing its first run on the meter.
+            let lacking = if metered {
+                galloc_lab::run::backend::wasmtime::WasmtimeBackend::lacking(&b.plain.bytes)?
+            } else {
+                Vec::new()
+            };
+            let mut left_out = meter_left_out.lock().expect("no panic holds it");
+            if !lacking.is_empty() && !left_out.contains_key(package) {
+                bar.suspend(|| {
+                    eprintln!(
+                        "{package}: measured without the fuel meter, which does not implement \
+                         {} (gtest, which runs everything Gear does, measures it)",
+                        lacking.join(", ")
+                    )
+                });
+                left_out.insert(package, lacking);
+            }
+            let unmetered = left_out.contains_key(package);
+            drop(left_out);
             // Its jobs, in the plan's order (a later case of the same program included).
             let of_build = plan.jobs.iter().filter(|j| {
-                plan.scenarios[j.case].package == package && plan.variants[j.variant].id == v.id
+                plan.scenarios[j.case].package == package
+                    && plan.variants[j.variant].id == v.id
+                    && !(unmetered && j.backend == BackendKind::Wasmtime)
             });
             for &job in of_build {
                 if jobs.send((job, b.clone())).is_err() {
@@ -262,5 +288,6 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
         reused: reused.into_inner(),
         ran: ran.into_inner(),
         timing: timing.into_inner().expect("no panic holds it"),
+        meter_left_out: meter_left_out.into_inner().expect("no panic holds it"),
     })
 }

@@ -213,6 +213,7 @@ pub(crate) fn execute<'a>(
         reused,
         ran,
         timing,
+        meter_left_out,
     } = jobs::execute(&work).inspect_err(|_| {
         bar.finish_and_clear();
     })?;
@@ -225,7 +226,7 @@ pub(crate) fn execute<'a>(
              scenario and lab were unchanged (target/lab/cache; --fresh runs all)"
         );
     }
-    let measured = assemble(plan, &builds, done);
+    let measured = assemble(plan, &builds, done, &meter_left_out);
     Ok(Executed {
         builds,
         measured,
@@ -251,9 +252,14 @@ fn assemble<'a>(
     plan: &'a Plan,
     builds: &BTreeMap<(&'static str, &'static str), galloc_lab::run::measure::Builds>,
     mut done: BTreeMap<Job, Ran>,
+    meter_left_out: &BTreeMap<&'static str, Vec<String>>,
 ) -> Measured<'a> {
     let mut measured: Measured = BTreeMap::new();
-    for &job in plan.jobs.iter().filter(|j| j.part == Part::Case) {
+    let left_out = |j: &Job| {
+        j.backend == BackendKind::Wasmtime
+            && meter_left_out.contains_key(plan.scenarios[j.case].package)
+    };
+    for &job in (plan.jobs.iter()).filter(|j| j.part == Part::Case && !left_out(j)) {
         let Job {
             backend,
             case: ci,

@@ -104,7 +104,10 @@ pub(super) fn write_all(
     sending: &Sending,
 ) -> Result<galloc_lab::store::publish::Published> {
     let dir = staged.dir.clone();
-    for &backend in backends {
+    // A backend that ran nothing (the fuel meter left out for a program it cannot run) writes
+    // no files: the report then has no section for it.
+    let ran = |b: &BackendKind| measured.keys().any(|(backend, _, _)| backend == b);
+    for &backend in backends.iter().filter(|b| ran(b)) {
         write_backend(&dir, backend, measured, builds, sending.second_workloads)?;
     }
     write_artifacts(&dir, builds)?;

@@ -19,6 +19,7 @@ mod anatomy;
 mod calls;
 mod deployments;
 mod font;
+mod headline;
 mod messages;
 pub mod page_map;
 mod parts;
@@ -155,9 +156,17 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
     let matrix = crate::report::verdicts::Matrix::of(inputs);
     if let Some(backend) = headline {
         if inputs.layouts.iter().any(|r| r.backend == backend) {
-            charts.push(Chart {
-                file: "headline.png".into(),
-                caption: format!(
+            let caption = match ship {
+                // Where the rule judged, the headline is over what it judged.
+                Some(ship) if !ship.rows.is_empty() => format!(
+                    "every variant against {REFERENCE} over the {} programs at every heap layout \
+                     (gas on gtest), as the ship rule judges them: the expected change with its \
+                     95 % interval (black; the named variant ringed), each program's mean over \
+                     the layouts coloured by its word; beside it, the page charges in points of \
+                     the change (the anatomy) and allocator code bytes against {REFERENCE}",
+                    ship.programs.len()
+                ),
+                _ => format!(
                     "every variant against shipping on the {} ({backend} {}): each case's \
                      median over the heap layouts coloured by its verdict, the geometric mean, \
                      the recommended case ringed; beside it, {}allocator code bytes against \
@@ -174,6 +183,10 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
                         ""
                     }
                 ),
+            };
+            charts.push(Chart {
+                file: "headline.png".into(),
+                caption,
                 kind: Kind::Headline,
             });
             charts.push(Chart {
@@ -275,7 +288,10 @@ pub fn draw(inputs: &Inputs, ship: Option<&Ship>, images: &Path) -> Result<Vec<C
     let one = |c: &Chart| -> Result<()> {
         let path = images.join(&c.file);
         match &c.kind {
-            Kind::Headline => verdicts::headline(inputs, ship, &path),
+            Kind::Headline => match ship {
+                Some(ship) if !ship.rows.is_empty() => headline::over_programs(ship, &path),
+                _ => verdicts::headline(inputs, ship, &path),
+            },
             Kind::Layouts { backend } => verdicts::layout_ranges(inputs, backend, &path),
             Kind::Design => verdicts::design(inputs, &path),
             Kind::Deployments => match ship {

@@ -31,7 +31,7 @@ const VERDICTS: [Verdict; 4] = [
 ];
 
 /// Draws a key of `(swatch, label)` in one row at `(x, y)` of `area`.
-fn key(
+pub(super) fn key(
     area: &DrawingArea<BitMapBackend<'_>, Shift>,
     path: &Path,
     (mut x, y): (i32, i32),
@@ -48,11 +48,11 @@ fn key(
 }
 
 /// The zero line down a horizontal chart of `n` rows (rows at whole `y`, top row `n - 1`).
-fn zero_line(n: usize) -> PathElement<(f64, f64)> {
+pub(super) fn zero_line(n: usize) -> PathElement<(f64, f64)> {
     PathElement::new([(0.0, -0.5), (0.0, n as f64 - 0.5)], BLACK.stroke_width(1))
 }
 
-fn verdict_key() -> Vec<(RGBColor, String)> {
+pub(super) fn verdict_key() -> Vec<(RGBColor, String)> {
     VERDICTS
         .iter()
         .map(|v| (verdict_colour(*v), v.name().to_owned()))
@@ -223,7 +223,7 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
 
 /// A narrow panel of one horizontal bar per row (top row first) from zero, its value written
 /// at its end; rows without a value are left empty.
-fn bars(
+pub(super) fn bars(
     area: &DrawingArea<BitMapBackend<'_>, Shift>,
     path: &Path,
     values: &[Option<f64>],
@@ -246,7 +246,7 @@ fn bars(
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(0)
-        .x_labels(4)
+        .x_labels(6)
         .x_label_formatter(label)
         .x_desc(desc)
         .label_style((FONT, 14))

@@ -257,6 +257,27 @@ impl WasmtimeBackend {
             .collect()
     }
 
+    /// The function imports of `code` the meter does not implement (`module.name`), in order:
+    /// read from the built Wasm before any run, so `lab measure` can leave the meter out for
+    /// that program in one line instead of failing its run.
+    pub fn lacking(code: &[u8]) -> Result<Vec<String>> {
+        let mut lacking = Vec::new();
+        for payload in wasmparser::Parser::new(0).parse_all(code) {
+            if let wasmparser::Payload::ImportSection(reader) = payload? {
+                for import in reader.into_imports() {
+                    let import = import?;
+                    let name = format!("{}.{}", import.module, import.name);
+                    if matches!(import.ty, wasmparser::TypeRef::Func(_))
+                        && !HOST_FUNCTIONS.contains(&name.as_str())
+                    {
+                        lacking.push(name);
+                    }
+                }
+            }
+        }
+        Ok(lacking)
+    }
+
     fn compile(&mut self, code: &[u8]) -> Result<Arc<Compiled>> {
         let key = (Sha256::digest(code).into(), self.track_pages);
         if let Some(c) = cache().lock().expect("cache lock").get(&key) {
