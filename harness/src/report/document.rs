@@ -452,11 +452,26 @@ fn main_page(
         for c in shared {
             let _ = writeln!(out, "- [{}]({images}/{}): {}", c.file, c.file, c.caption);
         }
-        let _ = writeln!(
-            out,
-            "- per case (on its page): the average cost per call by op, the distribution of \
-             every call's cost, and the cost of every message over the scenario."
-        );
+        // Only the kinds drawn: a run on gtest alone has no traces, so no distribution.
+        let mut kinds: Vec<&str> = Vec::new();
+        for k in plan.iter().filter_map(Chart::per_case_kind) {
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+        kinds.sort_by_key(|k| {
+            ["the average", "the distribution", "the cost"]
+                .iter()
+                .position(|p| k.starts_with(p))
+        });
+        if let Some((last, rest)) = kinds.split_last() {
+            let list = match rest {
+                [] => (*last).to_owned(),
+                [one] => format!("{one} and {last}"),
+                _ => format!("{}, and {last}", rest.join(", ")),
+            };
+            let _ = writeln!(out, "- per case (on its page): {list}.");
+        }
     }
     out
 }

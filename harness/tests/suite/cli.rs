@@ -570,6 +570,20 @@ fn the_meter_is_left_out_in_one_line_for_a_program_it_cannot_run() {
         !out.join("wasmtime/totals.csv").exists(),
         "the meter's rows were written"
     );
+    // The report lists only the charts it drew (no distribution of calls, which needs the
+    // meter's traces) and has no fuel section.
+    let report = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        report.contains(
+            "- per case (on its page): the average cost per call by op and the cost of every \
+             message over the scenario."
+        ),
+        "{report}"
+    );
+    assert!(
+        !report.contains("distribution") && !report.contains("## Fuel"),
+        "{report}"
+    );
 }
 
 #[test]

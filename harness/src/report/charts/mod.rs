@@ -114,6 +114,17 @@ impl Chart {
         matches!(self.kind, Kind::Headline)
     }
 
+    /// What a chart of one case shows, in the words the report's chart list uses (`None` for a
+    /// chart of every case).
+    pub fn per_case_kind(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Ops { .. } => Some("the average cost per call by op"),
+            Kind::Distribution { .. } => Some("the distribution of every call's cost"),
+            Kind::Messages { .. } => Some("the cost of every message over the scenario"),
+            _ => None,
+        }
+    }
+
     /// The case it is about, for a chart of one case (drawn on that case's page).
     pub fn case(&self) -> Option<&str> {
         match &self.kind {
