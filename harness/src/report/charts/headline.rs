@@ -2,8 +2,8 @@
 //! and deployments as the verdict the report opens with, in the rule's own figures. An outside
 //! report, which has no ship verdict, keeps the per-case headline (`verdicts::headline`).
 
-use super::verdicts::{bars, key, verdict_colour, verdict_key, zero_line};
-use super::{canvas, draw_err, row_label, FONT, W};
+use super::verdicts::{bars, key, rows_panel, verdict_colour, verdict_key};
+use super::{canvas, draw_err, FONT, W};
 use crate::analyse::layout::{Verdict, BAND_PCT};
 use crate::analyse::ship::Ship;
 use anyhow::Result;
@@ -74,26 +74,13 @@ pub fn over_programs(ship: &Ship, path: &Path) -> Result<()> {
         .fold((0f64, 0f64), |(a, b), x| (a.min(x), b.max(x)));
     let pad = ((hi - lo) * 0.05).max(0.5);
     let names: Vec<&str> = ship.rows.iter().map(|r| r.variant.as_str()).collect();
-    let mut chart = ChartBuilder::on(&left)
-        .margin(8)
-        .x_label_area_size(52)
-        .y_label_area_size(136)
-        .build_cartesian_2d((lo - pad)..(hi + pad), -0.5f64..n as f64 - 0.5)
-        .map_err(draw_err(path))?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n * 2 + 1)
-        .y_label_formatter(&|y| row_label(&names, *y))
-        .x_label_formatter(&|x| format!("{x:+.0}%"))
-        .x_desc(format!(
-            "gas vs {REFERENCE}: each program's mean over the layouts"
-        ))
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 15))
-        .draw()
-        .map_err(draw_err(path))?;
-    chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
+    let mut chart = rows_panel(
+        &left,
+        path,
+        &names,
+        (lo - pad)..(hi + pad),
+        &format!("gas vs {REFERENCE}: each program's mean over the layouts"),
+    )?;
     let tick = (hi - lo + 2.0 * pad) * 0.003;
     for (i, (row, dots)) in ship.rows.iter().zip(&dots).enumerate() {
         let y = (n - 1 - i) as f64;

@@ -128,27 +128,13 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
         .fold((0f64, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
     let pad = ((hi - lo) * 0.05).max(0.5);
     let names: Vec<&str> = m.rows.iter().map(|(v, _)| *v).collect();
-    let y_range = -0.5f64..n as f64 - 0.5;
-    let mut chart = ChartBuilder::on(&left)
-        .margin(8)
-        .x_label_area_size(52)
-        .y_label_area_size(136)
-        .build_cartesian_2d((lo - pad)..(hi + pad), y_range.clone())
-        .map_err(draw_err(path))?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(n * 2 + 1)
-        .y_label_formatter(&|y| row_label(&names, *y))
-        .x_label_formatter(&|x| format!("{x:+.0}%"))
-        .x_desc(format!(
-            "{unit} vs {REFERENCE}, per case: median over the layouts"
-        ))
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 15))
-        .draw()
-        .map_err(draw_err(path))?;
-    chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
+    let mut chart = rows_panel(
+        &left,
+        path,
+        &names,
+        (lo - pad)..(hi + pad),
+        &format!("{unit} vs {REFERENCE}, per case: median over the layouts"),
+    )?;
     for (i, (variant, geomean)) in m.rows.iter().enumerate() {
         let y = (n - 1 - i) as f64;
         chart
@@ -219,6 +205,43 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
         n,
     )?;
     root.present().map_err(draw_err(path))
+}
+
+/// A headline's left panel: one row per name (the first at the top) over a percent axis
+/// spanning `x`, with the zero line drawn.
+pub(super) fn rows_panel<'a, 'b>(
+    area: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+    path: &Path,
+    names: &[&str],
+    x: std::ops::Range<f64>,
+    x_desc: &str,
+) -> Result<
+    ChartContext<
+        'a,
+        BitMapBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+> {
+    let n = names.len();
+    let mut chart = ChartBuilder::on(area)
+        .margin(8)
+        .x_label_area_size(52)
+        .y_label_area_size(136)
+        .build_cartesian_2d(x, -0.5f64..n as f64 - 0.5)
+        .map_err(draw_err(path))?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n * 2 + 1)
+        .y_label_formatter(&|y| row_label(names, *y))
+        .x_label_formatter(&|x| format!("{x:+.0}%"))
+        .x_desc(x_desc)
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(draw_err(path))?;
+    chart.draw_series([zero_line(n)]).map_err(draw_err(path))?;
+    Ok(chart)
 }
 
 /// A narrow panel of one horizontal bar per row (top row first) from zero, its value written
