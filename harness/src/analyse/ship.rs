@@ -44,6 +44,9 @@ pub struct OnProgram {
     pub case: String,
     /// Median percent difference over the program's layouts.
     pub median: f64,
+    /// Mean percent difference over the program's layouts (the rule's, which its word is read
+    /// from).
+    pub mean: f64,
     /// The sweep's verdict, and whether the second workload repeats it.
     pub verdict: Verdict,
     pub holds: Holds,
@@ -221,9 +224,11 @@ pub fn judge(
     let key = |case: &str, variant: &str| (backend.to_owned(), case.to_owned(), variant.to_owned());
     let on = |s: &Summary, case: &str, variant: &str| -> Option<OnProgram> {
         let (median, _, _) = s.vs_shipping?;
+        let (mean, _) = s.interval?;
         Some(OnProgram {
             case: case.to_owned(),
             median,
+            mean,
             verdict: s.verdict,
             holds: layout::holds(s.verdict, again.get(&key(case, variant))),
         })

@@ -453,17 +453,9 @@ fn main_page(
             let _ = writeln!(out, "- [{}]({images}/{}): {}", c.file, c.file, c.caption);
         }
         // Only the kinds drawn: a run on gtest alone has no traces, so no distribution.
-        let mut kinds: Vec<&str> = Vec::new();
-        for k in plan.iter().filter_map(Chart::per_case_kind) {
-            if !kinds.contains(&k) {
-                kinds.push(k);
-            }
-        }
-        kinds.sort_by_key(|k| {
-            ["the average", "the distribution", "the cost"]
-                .iter()
-                .position(|p| k.starts_with(p))
-        });
+        let kinds: Vec<&str> = (crate::report::charts::PER_CASE.into_iter())
+            .filter(|k| plan.iter().any(|c| c.per_case_kind() == Some(k)))
+            .collect();
         if let Some((last, rest)) = kinds.split_last() {
             let list = match rest {
                 [] => (*last).to_owned(),

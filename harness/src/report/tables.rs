@@ -10,7 +10,6 @@ use std::fmt::Write;
 
 const OPS: [&str; 4] = ["malloc", "calloc", "realloc", "free"];
 
-/// A percentage with its sign, 2 decimals.
 /// `n` things, singular for one: "1 case", "9 cases".
 pub fn count(n: usize, thing: &str) -> String {
     match n {
@@ -19,6 +18,7 @@ pub fn count(n: usize, thing: &str) -> String {
     }
 }
 
+/// A percentage with its sign, 2 decimals.
 pub fn signed(p: f64) -> String {
     format!("{p:+.2}%")
 }

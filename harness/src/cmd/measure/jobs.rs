@@ -114,14 +114,16 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
     let external = plan.external.as_ref();
     let (reused, ran) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let timing: Mutex<Timing> = Default::default();
-    let made: Mutex<BTreeMap<(&'static str, &'static str), Arc<Builds>>> = Default::default();
-    let meter_left_out: Mutex<BTreeMap<&'static str, Vec<String>>> = Default::default();
     let metered = plan.backends.contains(&BackendKind::Wasmtime);
     // Builds go one at a time (cargo locks its target directory) on a thread of their own; as
     // each is made, its jobs go down the channel to the runs on the other cores: a first run
     // from a fresh clone overlaps minutes of building with running. A failed run drops the
-    // channel's receiver, so the builder stops at its next send.
-    let build_all = |jobs: std::sync::mpsc::Sender<(Job, Arc<Builds>)>| -> Result<()> {
+    // channel's receiver, so the builder stops at its next send. It returns what it made and
+    // the programs it left the meter out for.
+    type Made = BTreeMap<(&'static str, &'static str), Arc<Builds>>;
+    type LeftOut = BTreeMap<&'static str, Vec<String>>;
+    let build_all = |jobs: std::sync::mpsc::Sender<(Job, Arc<Builds>)>| -> Result<(Made, LeftOut)> {
+        let (mut made, mut left_out) = (Made::new(), LeftOut::new());
         for &(package, v) in &plan.order {
             let log = |line: &str| {
                 if !args.quiet {
@@ -151,29 +153,24 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
                 .add(started.elapsed().as_secs_f64(), b.layouts.len() as u64);
             drop(t);
             let b = Arc::new(b);
-            made.lock()
-                .expect("no panic holds it")
-                .insert((package, v.id), b.clone());
+            made.insert((package, v.id), b.clone());
             // A program importing what the fuel meter does not implement is measured without
             // it, said in one line, rather than failing its first run on the meter.
-            let lacking = if metered {
-                galloc_lab::run::backend::wasmtime::WasmtimeBackend::lacking(&b.plain.bytes)?
-            } else {
-                Vec::new()
-            };
-            let mut left_out = meter_left_out.lock().expect("no panic holds it");
-            if !lacking.is_empty() && !left_out.contains_key(package) {
-                bar.suspend(|| {
-                    eprintln!(
-                        "{package}: measured without the fuel meter, which does not implement \
-                         {} (gtest, which runs everything Gear does, measures it)",
-                        lacking.join(", ")
-                    )
-                });
-                left_out.insert(package, lacking);
+            if metered && !left_out.contains_key(package) {
+                let lacking =
+                    galloc_lab::run::backend::wasmtime::WasmtimeBackend::lacking(&b.plain.bytes)?;
+                if !lacking.is_empty() {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "{package}: measured without the fuel meter, which does not \
+                             implement {} (gtest, which runs everything Gear does, measures it)",
+                            lacking.join(", ")
+                        )
+                    });
+                    left_out.insert(package, lacking);
+                }
             }
             let unmetered = left_out.contains_key(package);
-            drop(left_out);
             // Its jobs, in the plan's order (a later case of the same program included).
             let of_build = plan.jobs.iter().filter(|j| {
                 plan.scenarios[j.case].package == package
@@ -182,11 +179,11 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
             });
             for &job in of_build {
                 if jobs.send((job, b.clone())).is_err() {
-                    return Ok(());
+                    return Ok((made, left_out));
                 }
             }
         }
-        Ok(())
+        Ok((made, left_out))
     };
     let run = |job: Job, b: &Builds| -> Result<Ran> {
         let s = &plan.scenarios[job.case];
@@ -275,10 +272,9 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
         )
     });
     // A build's error first: the runs stopped for want of its builds.
-    built?;
+    let (made, meter_left_out) = built?;
     let done: BTreeMap<Job, Ran> = ran_jobs?.into_iter().collect();
-    let builds = made.into_inner().expect("no panic holds it");
-    let builds = builds
+    let builds = made
         .into_iter()
         .map(|(k, b)| (k, Arc::into_inner(b).expect("every run has ended")))
         .collect();
@@ -288,6 +284,6 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
         reused: reused.into_inner(),
         ran: ran.into_inner(),
         timing: timing.into_inner().expect("no panic holds it"),
-        meter_left_out: meter_left_out.into_inner().expect("no panic holds it"),
+        meter_left_out,
     })
 }

@@ -4,24 +4,12 @@
 
 use super::verdicts::{bars, key, rows_panel, verdict_colour, verdict_key};
 use super::{canvas, draw_err, FONT, W};
-use crate::analyse::layout::{Verdict, BAND_PCT};
+use crate::analyse::layout::Verdict;
 use crate::analyse::ship::Ship;
 use anyhow::Result;
 use galloc_variants::REFERENCE;
 use plotters::prelude::*;
 use std::path::Path;
-
-/// One program's mean change over its layouts against shipping, and its word.
-fn on_program(ship: &Ship, program: &str, variant: &str) -> Option<(f64, Verdict)> {
-    let mine = ship.sweep.of_variant(program, variant);
-    let base = ship.sweep.of_variant(program, REFERENCE);
-    let pairs: Vec<(u64, u64)> = mine
-        .iter()
-        .filter_map(|(offset, a)| Some((*a, *base.get(offset)?)))
-        .collect();
-    let (mean, (lo, hi)) = Verdict::interval(&pairs)?;
-    Some((mean, Verdict::of_interval(lo, hi, BAND_PCT)))
-}
 
 /// Per variant (the ship table's rows, lowest expected change first): its expected change over
 /// every program at every layout with the 95 % interval (the black tick and line), and each
@@ -57,14 +45,9 @@ pub fn over_programs(ship: &Ship, path: &Path) -> Result<()> {
     let (left, right) = body.split_horizontally(W * 58 / 100);
     let (pages_area, code_area) = right.split_horizontally(W * 21 / 100);
 
-    let dots: Vec<Vec<(f64, Verdict)>> = ship
-        .rows
-        .iter()
-        .map(|r| {
-            (ship.programs.iter())
-                .filter_map(|p| on_program(ship, p, &r.variant))
-                .collect()
-        })
+    // Each program's mean and its word, as the ship table has them.
+    let dots: Vec<Vec<(f64, Verdict)>> = (ship.rows.iter())
+        .map(|r| r.programs.iter().map(|p| (p.mean, p.verdict)).collect())
         .collect();
     let (lo, hi) = (dots.iter().flatten().map(|d| d.0))
         .chain(ship.rows.iter().flat_map(|r| {

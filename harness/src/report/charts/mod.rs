@@ -114,13 +114,12 @@ impl Chart {
         matches!(self.kind, Kind::Headline)
     }
 
-    /// What a chart of one case shows, in the words the report's chart list uses (`None` for a
-    /// chart of every case).
+    /// What a chart of one case shows, one of [`PER_CASE`] (`None` for a chart of every case).
     pub fn per_case_kind(&self) -> Option<&'static str> {
         match self.kind {
-            Kind::Ops { .. } => Some("the average cost per call by op"),
-            Kind::Distribution { .. } => Some("the distribution of every call's cost"),
-            Kind::Messages { .. } => Some("the cost of every message over the scenario"),
+            Kind::Ops { .. } => Some(PER_CASE[0]),
+            Kind::Distribution { .. } => Some(PER_CASE[1]),
+            Kind::Messages { .. } => Some(PER_CASE[2]),
             _ => None,
         }
     }
@@ -135,6 +134,13 @@ impl Chart {
         }
     }
 }
+
+/// What each kind of chart of one case shows, in the order the report lists them.
+pub const PER_CASE: [&str; 3] = [
+    "the average cost per call by op",
+    "the distribution of every call's cost",
+    "the cost of every message over the scenario",
+];
 
 /// The charts `inputs` (and for `results/` the ship verdict) support, in report order.
 pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {

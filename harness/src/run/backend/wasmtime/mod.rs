@@ -283,12 +283,9 @@ impl WasmtimeBackend {
         if let Some(c) = cache().lock().expect("cache lock").get(&key) {
             return Ok(c.clone());
         }
+        // Prepared first: a Wasm Gear would refuse is named as such before what it imports.
         let prepared = prepare(code, self.track_pages)?;
-        if let Some(missing) = prepared
-            .imports
-            .iter()
-            .find(|i| !HOST_FUNCTIONS.contains(&i.as_str()))
-        {
+        if let Some(missing) = Self::lacking(code)?.first() {
             bail!(
                 "the Wasm imports `{missing}`, which the wasmtime meter does not implement \
                  (it implements {}); add it in harness/src/run/backend/wasmtime/mod.rs or run this \

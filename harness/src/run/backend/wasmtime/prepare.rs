@@ -35,8 +35,6 @@ pub struct Prepared {
     pub hooked: Option<Vec<u8>>,
     /// Active data segments: `(address, bytes)`, written when the program is created.
     pub data: Vec<(u32, Vec<u8>)>,
-    /// The program's function imports as `module.name`, in order.
-    pub imports: Vec<String>,
     /// Wasm pages the program declares for its imported memory: Gear's static pages.
     pub static_pages: u32,
     /// `__gear_stack_end`: below it is the stack, which Gear neither stores nor charges.
@@ -59,8 +57,6 @@ pub fn prepare(code: &[u8], track_pages: bool) -> Result<Prepared> {
                     match import.ty {
                         TypeRef::Func(_) => {
                             scan.imported_funcs += 1;
-                            scan.imports
-                                .push(format!("{}.{}", import.module, import.name));
                         }
                         TypeRef::Memory(m) => scan.static_pages = Some(m.initial as u32),
                         _ => {}
@@ -118,7 +114,6 @@ pub fn prepare(code: &[u8], track_pages: bool) -> Result<Prepared> {
         bare: encode(false)?,
         hooked: track_pages.then(|| encode(true)).transpose()?,
         data: scan.data,
-        imports: scan.imports,
         static_pages,
         stack_end,
     })
@@ -128,7 +123,6 @@ pub fn prepare(code: &[u8], track_pages: bool) -> Result<Prepared> {
 struct Scan {
     param_counts: Vec<u32>,
     imported_funcs: u32,
-    imports: Vec<String>,
     body_types: Vec<u32>,
     static_pages: Option<u32>,
     data: Vec<(u32, Vec<u8>)>,
