@@ -96,6 +96,10 @@ heap-skip cases="nft-stress,vft-stress,synthetic-map,synthetic-strings,dex,marke
     cargo run -q --locked -p galloc-lab --bin lab -- report
     cargo run -q --locked -p galloc-lab --bin lab -- report --results results/corpus
 
+# A layout for every program, step 1 (docs/layout-rule.md): each of the 17 programs' plain build with shipping and lab runs once on the wasmtime meter keeping every 16-byte granule each message touches; the layout model predicts its gtest total at each of the sweep's 16 layouts, held against what the sweep measured there (results/, results/corpus/: run `just compare` and `just corpus` first). HEAP is where the model puts the heap's blocks at another layout: `moves` (at the same distance from the heap base) or `stays` (only in the static pages' tail). Writes results/layout-model/ (README.md, model.csv). Not in CI (about 2 min here once the sweep's builds exist).
+layout-model heap="moves": setup
+    cargo run --locked -p galloc-lab --bin lab -- layout-model --heap {{quote(heap)}}
+
 # The scale cases: two programs whose state grows by batches past 4 MiB of live heap (a collection of 40,000 tokens, a journal of 40,000 entries), the same probe messages at 10 checkpoints along the way, every variant on gtest at 4 layouts of the sweep, every reply checked. Writes results/scale/ (README.md, messages.csv, images/scale.png), then re-renders the report, whose design target reads it (docs/design.md, "The target"). Not in CI (a few minutes here once the builds exist).
 scale variants="all": setup
     cargo run --locked -p galloc-lab --bin lab -- scale --variants {{quote(variants)}}

@@ -51,6 +51,10 @@ enum Command {
     /// What share of each program's layout spread is the allocator's: its plain build with the
     /// heap base alone moved over one Gear page, statics in place, on gtest (an experiment).
     HeapSkip(cmd::heap_skip::Args),
+    /// The layout model held against the sweep: each program run once at the linker's layout
+    /// with every granule it touches kept, its total predicted at the sweep's layouts; writes
+    /// results/layout-model/.
+    LayoutModel(cmd::layout_model::Args),
     /// The scale cases: programs whose state grows past 4 MiB of live heap, every variant's
     /// gas at checkpoints against shipping's on gtest at a few layouts; writes results/scale/.
     Scale(cmd::scale::Args),
@@ -109,6 +113,7 @@ fn run() -> Result<()> {
         Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
         Command::Ship(args) => cmd::ship::run(&ws, args),
         Command::HeapSkip(args) => cmd::heap_skip::run(&ws, args),
+        Command::LayoutModel(args) => cmd::layout_model::run(&ws, args),
         Command::Scale(args) => cmd::scale::run(&ws, args),
         Command::Reproduce(args) => cmd::reproduce::run(&ws, args),
     }

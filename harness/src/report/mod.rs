@@ -11,6 +11,7 @@
 //! - [`anatomy_rows`]: the anatomy a report explains with, and the lab's prices a program borrows.
 //! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
+//! - [`layout_model`]: the layout model held against the sweep (`results/layout-model/`).
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 //! - [`scale`]: the scale cases (`results/scale/`): each variant's dearest checkpoint and every
 //!   checkpoint against shipping.
@@ -21,6 +22,7 @@ pub mod charts;
 pub mod document;
 pub mod heap;
 pub mod inputs;
+pub mod layout_model;
 pub mod pick;
 pub mod reproduction;
 pub mod scale;

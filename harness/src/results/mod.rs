@@ -13,6 +13,8 @@ mod case_name;
 mod files;
 pub mod metadata;
 pub mod pages;
+mod studies;
+pub mod touches;
 pub mod trace;
 
 pub use case_name::check_case;
@@ -20,6 +22,7 @@ pub use files::{
     hex, keep_compressed_in, mark_working_copy, merge, read_csv, remove_temps_of,
     restore_files_hint, restore_hint, temp_of, write_csv, write_file, ZSTD_LEVEL,
 };
+pub use studies::{ModelRow, PageMapRow, ScaleRow, SkipRow, HEAP_DIR, LAYOUT_MODEL_DIR, SCALE_DIR};
 
 /// One case's probe build against its twin, message by message, `init` first (made by
 /// [`crate::run::measure::probe_differences`], fitted by [`crate::analyse::validation`]; not a
@@ -222,73 +225,6 @@ impl MessageRow {
         }
     }
 }
-
-/// The plain build of one case at the linker's layout with its heap base alone moved up by
-/// `skip` bytes (`lab heap-skip`: what share of the layout spread is the allocator's).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SkipRow {
-    pub backend: String,
-    pub case: String,
-    pub variant: String,
-    pub unit: String,
-    /// Bytes the heap base was moved up, every static left where the linker puts it.
-    pub skip: u32,
-    /// The linker's `__heap_base` with the skip.
-    pub heap_base: u32,
-    /// Sum of every message's cost, `init` included.
-    pub total: u64,
-}
-
-/// One page one message touched, on the wasmtime meter's page map of a probe build placed
-/// like a plain build at a layout of the sweep (`lab heap-skip`: `results/heap-skip/pages.csv.zst`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PageMapRow {
-    pub case: String,
-    pub variant: String,
-    /// `cheap` or `dear`: the lab's design's cheapest or dearest layout of the sweep on gtest.
-    pub layout: String,
-    /// That layout's offset in the sweep (bytes the statics were moved up).
-    pub offset: u32,
-    /// The plain build's heap base there; the probe build's is in the same place in its Gear
-    /// page.
-    pub heap_base: u32,
-    /// The probe build's heap base.
-    pub probe_heap_base: u32,
-    /// The message (0 is `init`).
-    pub message: u32,
-    /// The 16 KiB Gear page.
-    pub page: u32,
-    /// [`crate::run::backend::wasmtime::PageKind`]'s name.
-    pub kind: String,
-    pub written: bool,
-}
-
-/// `results/heap-skip/`: where the heap-start study writes (`just heap-skip`).
-pub const HEAP_DIR: &str = "heap-skip";
-
-/// One message of a scale case (`lab scale`: `results/scale/messages.csv`) on one plain build
-/// at one layout, on gtest: a batch that grows the state, or one of a checkpoint's probes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScaleRow {
-    pub case: String,
-    pub variant: String,
-    /// Bytes every static (and so the heap base) was moved up from where the linker puts it.
-    pub offset: u32,
-    /// 1 is the first message after `init`.
-    pub message: u32,
-    /// The checkpoint a probe belongs to (0 first); `None` for a batch.
-    pub checkpoint: Option<u32>,
-    /// Bytes the program held live when the message began: what it asked of the allocator and
-    /// had not freed (the same for every variant: the requests are the program's).
-    pub live_bytes: u64,
-    /// Whether the message failed where the scenario expected it to succeed (a refusal).
-    pub failed: bool,
-    /// Gas on gtest.
-    pub gas: u64,
-}
-
-/// `results/scale/`: where the scale cases write (`just scale`).
-pub const SCALE_DIR: &str = "scale";
 
 /// Where the corpus's results live, beside the default cases' (`results/corpus/`).
 pub const CORPUS_DIR: &str = "corpus";

@@ -324,6 +324,13 @@ fn every_out_is_checked_before_anything_runs() {
             under_file.to_str().unwrap(),
         ],
         vec!["reproduce", "pr4853", "--out", under_file.to_str().unwrap()],
+        vec![
+            "layout-model",
+            "--cases",
+            "nft",
+            "--out",
+            under_file.to_str().unwrap(),
+        ],
         vec!["heap-skip", "--cases", "nft", "--out", "/proc/lab-results"],
     ] {
         let started = std::time::Instant::now();

@@ -158,6 +158,10 @@ fn every_recipe_argument_reaches_the_lab_as_one_argument_and_never_runs() {
         ["heap-skip", "--cases", &evil, "--variants", "lab"]
     );
 
+    let (ok, err, calls) = cargo.just(&["layout-model", &evil]);
+    assert!(ok, "{err}");
+    assert_eq!(lab_args(&calls), ["layout-model", "--heap", &evil]);
+
     // The fuzz recipe's arguments become paths, features and arithmetic: each is checked
     // before any of that, and refused with what is wrong.
     let (ok, err, _) = cargo.just(&["fuzz", &evil, "3"]);

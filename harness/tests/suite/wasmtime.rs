@@ -333,3 +333,77 @@ fn a_page_map_changes_no_count_and_places_every_page() {
         assert!(kinds.contains(&kind), "{kind:?} in {kinds:?}");
     }
 }
+
+/// The layout model's ground (`lab layout-model`): keeping every granule changes no count, and
+/// the model reproduces the meter's own counts, message by message, at the layout the program
+/// ran and, on `nft` (whose blocks sit at the same distance from the heap base at every layout),
+/// at another layout of the sweep, run there.
+#[test]
+fn the_layout_model_gives_the_meters_counts_where_only_addresses_move() {
+    use galloc_lab::analyse::layout_model::{page_counts, Heap};
+    use galloc_lab::results::pages::PageCounts;
+    let ws = workspace();
+    let scenario = (select("nft").unwrap()[0].make)();
+    let variant = galloc_variants::find("shipping").unwrap();
+    let counts = |offset: u32, tracing: bool| {
+        let artifact = build(
+            &ws,
+            BuildRequest {
+                layout_offset: offset,
+                ..BuildRequest::deployed(scenario.package, variant)
+            },
+        )
+        .unwrap();
+        let mut meter = if tracing {
+            WasmtimeBackend::tracing_touches().unwrap()
+        } else {
+            WasmtimeBackend::new().unwrap()
+        };
+        meter.heap_base(artifact.heap_base.unwrap());
+        let run = run_case(
+            &mut meter,
+            &artifact.bytes,
+            &scenario,
+            ProbeReads::Never,
+            || {},
+        )
+        .unwrap();
+        let trace = meter.take_touches().remove(0);
+        let counted: Vec<(u64, PageCounts)> = run
+            .messages
+            .iter()
+            .map(|m| {
+                let mut c = m.pages.unwrap();
+                (c.allocation_intervals, c.first_touch) = (0, None);
+                (m.cost, c)
+            })
+            .collect();
+        (counted, trace)
+    };
+    let (plain, untraced) = counts(0, false);
+    let (at_zero, trace) = counts(0, true);
+    assert!(untraced.messages.is_empty(), "no granules unless asked");
+    assert_eq!(
+        plain, at_zero,
+        "fuel and counts are the same with granules kept"
+    );
+    assert_eq!(trace.messages.len(), at_zero.len());
+    let just_counts = |c: &[(u64, PageCounts)]| c.iter().map(|(_, c)| *c).collect::<Vec<_>>();
+    for heap in [Heap::Moves, Heap::Stays] {
+        assert_eq!(
+            page_counts(&trace, 0, heap),
+            just_counts(&at_zero),
+            "{heap:?}"
+        );
+    }
+    let (there, _) = counts(43_008, false);
+    assert_eq!(
+        page_counts(&trace, 43_008, Heap::Moves),
+        just_counts(&there)
+    );
+    assert_ne!(
+        just_counts(&there),
+        just_counts(&at_zero),
+        "the layout changes the counts"
+    );
+}

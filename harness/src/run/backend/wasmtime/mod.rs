@@ -29,9 +29,11 @@
 //! `loop`, `unreachable`, `return`, `else`, `end` are free; a host call costs 1 and the host's
 //! own work nothing). It is not gas; results carry the unit `fuel`.
 //!
-//! The Gear syscalls the programs import are in `host.rs`, the page accounting in `pages.rs`,
-//! Gear's page allocations in `heap.rs`, the module's instrumentation in `prepare.rs`.
+//! The Gear syscalls the programs import are in `host.rs`, the page accounting in `pages.rs`
+//! (and the granules it keeps on request in `granules.rs`), Gear's page allocations in
+//! `heap.rs`, the module's instrumentation in `prepare.rs`.
 
+mod granules;
 mod heap;
 mod host;
 mod page_map;
@@ -42,6 +44,7 @@ pub use page_map::{MappedPage, PageKind};
 pub use pages::{FirstTouch, PageCounts};
 
 use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
+use crate::results::touches::TouchTrace;
 use anyhow::{anyhow, bail, Context, Result};
 use galloc::probe::{parse_state, Op, Record};
 use heap::Heap;
@@ -92,6 +95,9 @@ pub struct WasmtimeBackend {
     heap_base: Option<u32>,
     /// Whether programs deployed from now on keep a page map ([`WasmtimeBackend::map_pages`]).
     map_pages: bool,
+    /// Whether programs deployed from now on keep every granule their messages touch
+    /// ([`WasmtimeBackend::tracing_touches`]).
+    trace_touches: bool,
     /// The block the last message ran in (none yet: 0, gtest's genesis).
     block: u32,
     /// Messages sent with a delay, waiting for their block: (block, sender, message).
@@ -234,6 +240,7 @@ impl WasmtimeBackend {
             programs: Vec::new(),
             heap_base: None,
             map_pages: false,
+            trace_touches: false,
             block: 0,
             delayed: Vec::new(),
         })
@@ -246,6 +253,30 @@ impl WasmtimeBackend {
         let mut meter = Self::with_page_tracking(true)?;
         meter.map_pages = true;
         Ok(meter)
+    }
+
+    /// A page-tracking meter that also keeps, per message, every 16-byte granule it touched
+    /// above the stack ([`TouchTrace`]): what the layout model predicts other layouts' page
+    /// counts from. Counts and fuel are the same as without it.
+    pub fn tracing_touches() -> Result<Self> {
+        let mut meter = Self::with_page_tracking(true)?;
+        meter.trace_touches = true;
+        Ok(meter)
+    }
+
+    /// Per program deployed, in order, its granules since the last call (with the heap base
+    /// this meter was told, 0 if none); no messages without [`WasmtimeBackend::tracing_touches`].
+    pub fn take_touches(&mut self) -> Vec<TouchTrace> {
+        let heap_base = self.heap_base.unwrap_or(0);
+        self.programs
+            .iter_mut()
+            .map(|p| TouchTrace {
+                stack_end: p.compiled.prepared.stack_end,
+                heap_base,
+                static_pages: p.compiled.prepared.static_pages,
+                messages: p.store.data_mut().pages.take_touches(),
+            })
+            .collect()
     }
 
     /// Per program deployed, in order, the page map of each of its messages (`init` first)
@@ -507,6 +538,9 @@ impl Backend for WasmtimeBackend {
         );
         if self.map_pages {
             store.data_mut().pages.map_pages();
+        }
+        if self.trace_touches {
+            store.data_mut().pages.trace_granules();
         }
         let memory = Memory::new(
             &mut store,

@@ -6,8 +6,10 @@
 //! and uploading each page whose content changed. Fuel counts none of that; these counts sit
 //! beside fuel in every result so the embedded meter is not blind to it.
 
+use super::granules::Granules;
 use super::page_map::{Ages, MappedPage, PageKind};
 pub use crate::results::pages::{FirstTouch, PageCounts};
+use crate::results::touches::{MessageTouches, GRANULE};
 
 /// Gear's page: the unit lazy pages charge per.
 pub const GEAR_PAGE: usize = 16 * 1024;
@@ -90,6 +92,8 @@ pub struct PageLog {
     attribution: Option<Attribution>,
     /// Per message, the pages it touched by kind ([`PageLog::map_pages`]).
     map: Option<Vec<Vec<MappedPage>>>,
+    /// Per message, every granule it touched ([`PageLog::trace_granules`]).
+    granules: Option<Granules>,
 }
 
 impl PageLog {
@@ -104,7 +108,29 @@ impl PageLog {
             counts: PageCounts::default(),
             attribution: None,
             map: None,
+            granules: None,
         }
+    }
+
+    /// Also keeps, per message, every granule above the stack it touched
+    /// ([`MessageTouches`]); the counts stay as they are. Read them with
+    /// [`PageLog::take_touches`].
+    pub fn trace_granules(&mut self) {
+        let granules = self.state.len() * GEAR_PAGE / GRANULE as usize;
+        self.granules = Some(Granules {
+            index: vec![0; granules],
+            touches: Vec::new(),
+            done: Vec::new(),
+        });
+    }
+
+    /// The granules of the messages so far, `init` first; empty without
+    /// [`PageLog::trace_granules`].
+    pub fn take_touches(&mut self) -> Vec<MessageTouches> {
+        self.granules
+            .as_mut()
+            .map(|g| std::mem::take(&mut g.done))
+            .unwrap_or_default()
     }
 
     /// Also keeps, per message, every page it touched with its [`PageKind`] (after
@@ -122,10 +148,13 @@ impl PageLog {
         self.map.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
-    /// Drops the last message's map: a read of state, not a message.
+    /// Drops the last message's map and granules: a read of state, not a message.
     pub fn forget_last_map(&mut self) {
         if let Some(map) = &mut self.map {
             map.pop();
+        }
+        if let Some(g) = &mut self.granules {
+            g.done.pop();
         }
         if let Some(ages) = self.attribution.as_mut().and_then(|a| a.ages.as_mut()) {
             ages.message = ages.message.saturating_sub(1);
@@ -181,6 +210,12 @@ impl PageLog {
         if len == 0 {
             return false;
         }
+        if let Some(g) = &self.granules {
+            let tracked = (self.first_tracked * GEAR_PAGE) as u64;
+            if g.needs(g.of(tracked, addr, len), write) {
+                return true;
+            }
+        }
         let first = (addr / GEAR_PAGE as u64) as usize;
         let last = ((addr + len - 1) / GEAR_PAGE as u64) as usize;
         let outside_on_allocators_page = |page: usize| {
@@ -203,6 +238,10 @@ impl PageLog {
     pub fn touch(&mut self, memory: &[u8], addr: u64, len: u64, write: bool) {
         if len == 0 {
             return;
+        }
+        if let Some(g) = &mut self.granules {
+            let granules = g.of((self.first_tracked * GEAR_PAGE) as u64, addr, len);
+            g.touch(granules, write);
         }
         let first = (addr / GEAR_PAGE as u64) as usize;
         let last = ((addr + len - 1) / GEAR_PAGE as u64) as usize;
@@ -272,6 +311,20 @@ impl PageLog {
     /// Ends a successful message: counts changed pages, marks them stored, and forgets pages
     /// in `freed` byte ranges (Gear drops a freed page's data). Returns the message's counts.
     pub fn commit(&mut self, memory: &[u8], freed: &[std::ops::Range<usize>]) -> PageCounts {
+        if let Some(g) = &mut self.granules {
+            // A written granule changed if its bytes differ from its page's before the message.
+            let before: std::collections::HashMap<usize, &[u8]> =
+                self.undo.iter().map(|(p, b)| (*p, &b[..])).collect();
+            let size = GRANULE as usize;
+            g.finish(freed, false, |granule| {
+                let at = granule * size;
+                let page = at / GEAR_PAGE;
+                before.get(&page).is_some_and(|b| {
+                    let from = at - page * GEAR_PAGE;
+                    memory[at..at + size] != b[from..from + size]
+                })
+            });
+        }
         for (page, before) in self.undo.drain(..) {
             let start = page * GEAR_PAGE;
             if memory[start..start + GEAR_PAGE] != *before {
@@ -289,6 +342,9 @@ impl PageLog {
 
     /// Ends a failed (or read-only) message: every written page gets its old content back.
     pub fn rollback(&mut self, memory: &mut [u8]) -> PageCounts {
+        if let Some(g) = &mut self.granules {
+            g.finish(&[], true, |_| false);
+        }
         for (page, before) in self.undo.drain(..).rev() {
             let start = page * GEAR_PAGE;
             memory[start..start + GEAR_PAGE].copy_from_slice(&before);
@@ -394,6 +450,7 @@ impl PageLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::touches::Touch;
 
     #[test]
     fn counts_follow_gears_categories() {
@@ -431,6 +488,62 @@ mod tests {
         log.commit(&mem, std::slice::from_ref(&wasm_page_0));
         log.touch(&mem, 2 * GEAR_PAGE as u64, 1, false);
         assert_eq!(log.commit(&mem, &[]).loaded, 0);
+    }
+
+    #[test]
+    fn granules_keep_order_first_access_writes_and_changes() {
+        let mut mem = vec![0u8; 8 * GEAR_PAGE];
+        let mut log = PageLog::new(mem.len(), GEAR_PAGE as u32); // page 0 is the stack
+        log.trace_granules();
+        let page = GEAR_PAGE as u64;
+        let touch = |log: &mut PageLog, mem: &[u8], addr: u64, len: u64, write: bool| {
+            // As the hooks call it: only when something would change.
+            if log.needs(addr, len, write) {
+                log.touch(mem, addr, len, write);
+            }
+        };
+        touch(&mut log, &mem, 8, 8, true); // the stack: not kept
+        touch(&mut log, &mem, page + 20, 4, false); // granule page/16 + 1, read
+        touch(&mut log, &mem, page + 30, 4, true); // the same granule (and the next), written
+        touch(&mut log, &mem, 2 * page, 8, true); // written, will not change
+        touch(&mut log, &mem, 2 * page + 40, 4, false); // read only
+        mem[page as usize + 30] = 1; // changes the first granule only
+        let freed = 3 * GEAR_PAGE..4 * GEAR_PAGE;
+        log.commit(&mem, std::slice::from_ref(&freed));
+        let g = |addr: u64| (addr / u64::from(GRANULE)) as u32;
+        let t = |addr, flags| Touch {
+            granule: g(addr),
+            flags,
+        };
+        let w = Touch::FIRST_WRITE | Touch::WRITTEN;
+        assert_eq!(
+            log.take_touches(),
+            [MessageTouches {
+                touches: vec![
+                    t(page + 20, Touch::WRITTEN | Touch::CHANGED),
+                    t(page + 32, w),
+                    t(2 * page, w),
+                    t(2 * page + 40, 0),
+                ],
+                freed: std::iter::once(3 * GEAR_PAGE as u32..4 * GEAR_PAGE as u32).collect(),
+                failed: false,
+            }]
+        );
+        // A failed message keeps its touches, changes none; a state read is forgotten.
+        touch(&mut log, &mem, page + 20, 4, true);
+        mem[page as usize + 20] = 2;
+        log.rollback(&mut mem);
+        touch(&mut log, &mem, page, 4, false);
+        log.rollback(&mut mem);
+        log.forget_last_map();
+        assert_eq!(
+            log.take_touches(),
+            [MessageTouches {
+                touches: vec![t(page + 20, w)],
+                freed: Vec::new(),
+                failed: true,
+            }]
+        );
     }
 
     #[test]

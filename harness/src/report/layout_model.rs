@@ -1,0 +1,224 @@
+//! `results/layout-model/README.md`: the layout model held against the sweep, rendered from the rows
+//! `lab layout-model` wrote.
+
+use crate::analyse::layout::median;
+use crate::analyse::population::spread_pct;
+use crate::results::ModelRow;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// How well a model must predict a program's sweep: its largest error within this share of the
+/// program's own spread over the layouts (the dearest over the cheapest).
+pub const SHARE_OF_SPREAD: f64 = 0.1;
+
+/// One program's prediction errors over the sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Errors {
+    pub points: usize,
+    /// The measured spread, percent.
+    pub spread: f64,
+    /// The largest and the mean error, percent of the measured total (signed: the largest keeps
+    /// its sign).
+    pub largest: f64,
+    pub mean_abs: f64,
+    /// Where the meter ran: offsets whose page charges the model matched exactly, of how many.
+    pub meter_exact: (usize, usize),
+    /// Of the error at the offset of the largest, the part that is the model's page charges
+    /// against the meter's there (percent of the measured total; `None` where the meter did
+    /// not run); the rest is what moved other than pages (instructions: a hash seeded by a
+    /// static's address hashes differently at every layout).
+    pub largest_pages: Option<f64>,
+    /// The meter's fuel spread over the layouts (percent), where it ran at more than one.
+    pub fuel_spread: Option<f64>,
+}
+
+impl Errors {
+    /// The largest error over the spread.
+    pub fn share(&self) -> f64 {
+        if self.spread == 0.0 {
+            if self.largest == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            self.largest.abs() / self.spread
+        }
+    }
+
+    pub fn within(&self) -> bool {
+        self.share() <= SHARE_OF_SPREAD
+    }
+}
+
+/// Each (case, variant)'s errors.
+pub fn errors(rows: &[ModelRow]) -> BTreeMap<(&str, &str), Errors> {
+    let mut by: BTreeMap<(&str, &str), Vec<&ModelRow>> = BTreeMap::new();
+    for r in rows {
+        by.entry((r.case.as_str(), r.variant.as_str()))
+            .or_default()
+            .push(r);
+    }
+    by.into_iter()
+        .map(|(key, rs)| {
+            let error = |r: &ModelRow| 100.0 * (r.predicted as f64 / r.measured as f64 - 1.0);
+            let worst = rs
+                .iter()
+                .copied()
+                .max_by(|a, b| error(a).abs().total_cmp(&error(b).abs()))
+                .expect("a pair has rows");
+            let largest = error(worst);
+            let largest_pages = worst
+                .meter_pages_gas
+                .map(|m| 100.0 * (worst.model_pages_gas as f64 - m as f64) / worst.measured as f64);
+            let mean_abs = rs.iter().map(|r| error(r).abs()).sum::<f64>() / rs.len() as f64;
+            let metered: Vec<_> = rs
+                .iter()
+                .filter_map(|r| r.meter_pages_gas.map(|m| (m, r)))
+                .collect();
+            let exact = metered
+                .iter()
+                .filter(|(m, r)| *m == r.model_pages_gas)
+                .count();
+            (
+                key,
+                Errors {
+                    points: rs.len(),
+                    spread: spread_pct(rs.iter().map(|r| r.measured)),
+                    largest,
+                    mean_abs,
+                    meter_exact: (exact, metered.len()),
+                    largest_pages,
+                    fuel_spread: {
+                        let fuel: Vec<u64> = rs.iter().filter_map(|r| r.meter_fuel).collect();
+                        (fuel.len() > 1).then(|| spread_pct(fuel))
+                    },
+                },
+            )
+        })
+        .collect()
+}
+
+/// Per program and variant, in the order given: the spread, the largest and mean error, their
+/// share of the spread, and the meter check; then per variant how many are within a tenth.
+pub fn error_table(rows: &[ModelRow], cases: &[&str], variants: &[&str]) -> String {
+    let errors = errors(rows);
+    let mut out = String::from(
+        "| case | variant | layouts | measured spread | largest error | of it, pages | mean error \
+         | largest over spread | meter's page charges matched | meter's fuel spread |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for case in cases {
+        for variant in variants {
+            let Some(e) = errors.get(&(*case, *variant)) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| {case} | {variant} | {} | {:.2} % | {:+.2} % | {} | {:.2} % | {:.2}{} | {} of {} | {} |",
+                e.points,
+                e.spread,
+                e.largest,
+                e.largest_pages
+                    .map_or("no meter".to_owned(), |p| format!("{p:+.2} %")),
+                e.mean_abs,
+                e.share(),
+                if e.within() { "" } else { " ✘" },
+                e.meter_exact.0,
+                e.meter_exact.1,
+                e.fuel_spread.map_or("no meter".to_owned(), |f| format!("{f:.3} %")),
+            );
+        }
+    }
+    for variant in variants {
+        let mine: Vec<&Errors> = cases
+            .iter()
+            .filter_map(|c| errors.get(&(*c, *variant)))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut shares: Vec<f64> = mine.iter().map(|e| e.share()).collect();
+        // Every layout but the one the model ran at: each error, and its part in pages.
+        let moved: Vec<&ModelRow> = rows
+            .iter()
+            .filter(|r| r.variant == *variant && r.offset != 0 && cases.contains(&r.case.as_str()))
+            .collect();
+        let mut abs: Vec<f64> = moved
+            .iter()
+            .map(|r| 100.0 * (r.predicted as f64 / r.measured as f64 - 1.0).abs())
+            .collect();
+        let (pages, all) = moved.iter().fold((0.0, 0.0), |(p, a), r| {
+            let error = r.predicted as f64 - r.measured as f64;
+            let in_pages = r
+                .meter_pages_gas
+                .map_or(0.0, |m| r.model_pages_gas as f64 - m as f64);
+            (
+                p + in_pages.abs(),
+                a + in_pages.abs() + (error - in_pages).abs(),
+            )
+        });
+        let _ = writeln!(
+            out,
+            "\n`{variant}`: the largest error is within a tenth of the measured spread on **{} of \
+             {}** programs (median share {:.2}); the meter's page charges matched exactly at {} \
+             of {} offsets. Over the {} layouts the model did not run at, the median error is \
+             {:.2} %, and {:.0} % of the absolute error is the model's page charges against the \
+             meter's (the rest moved other than pages).",
+            mine.iter().filter(|e| e.within()).count(),
+            mine.len(),
+            median(&mut shares),
+            mine.iter().map(|e| e.meter_exact.0).sum::<usize>(),
+            mine.iter().map(|e| e.meter_exact.1).sum::<usize>(),
+            moved.len(),
+            median(&mut abs),
+            if all > 0.0 { 100.0 * pages / all } else { 0.0 },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(offset: u32, measured: u64, predicted: u64, meter: Option<u64>) -> ModelRow {
+        ModelRow {
+            case: "c".into(),
+            variant: "v".into(),
+            offset,
+            measured,
+            predicted,
+            model_pages_gas: 7,
+            model_pages_gas_at_zero: 7,
+            meter_pages_gas: meter,
+            meter_fuel: meter.map(|m| 1000 + m),
+        }
+    }
+
+    #[test]
+    fn errors_are_held_to_a_tenth_of_the_spread() {
+        // Spread 20 %; largest error -1 % (at 120: 118.8), a twentieth of it.
+        let rows = [
+            row(0, 100_000, 100_000, Some(7)),
+            row(16, 120_000, 118_800, Some(8)),
+        ];
+        let e = &errors(&rows)[&("c", "v")];
+        assert_eq!(e.points, 2);
+        assert!((e.spread - 20.0).abs() < 1e-9);
+        assert!((e.largest + 1.0).abs() < 1e-9);
+        assert!((e.mean_abs - 0.5).abs() < 1e-9);
+        assert!((e.share() - 0.05).abs() < 1e-9 && e.within());
+        assert_eq!(e.meter_exact, (1, 2));
+        // There the model's pages (7) are the meter's (8) less one gas: of the -1 %, that much.
+        assert!((e.largest_pages.unwrap() + 100.0 / 120_000.0).abs() < 1e-12);
+        // Fuel 1,007 and 1,008.
+        assert!((e.fuel_spread.unwrap() - 100.0 / 1007.0).abs() < 1e-9);
+        // An error of 3 % is more than a tenth of 20 %.
+        let rows = [
+            row(0, 100_000, 100_000, None),
+            row(16, 120_000, 123_600, None),
+        ];
+        assert!(!errors(&rows)[&("c", "v")].within());
+    }
+}

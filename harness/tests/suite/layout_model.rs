@@ -1,0 +1,72 @@
+//! `results/layout-model/` (`just layout-model`) holds together with the sweep it was held
+//! against, by relations that are exact: each row's measured total is the sweep's gtest total
+//! at its offset, the meter's page charges (and fuel) are the sweep's meter row's, priced at Gear's weights,
+//! at offset 0 the prediction is the measurement, and the README's table is the rows' table.
+
+use super::integrity::results;
+use galloc_lab::report::layout_model::error_table;
+use galloc_lab::results::pages::{page_gas, PageCounts};
+use galloc_lab::results::{read_csv, LayoutRow, ModelRow, LAYOUT_MODEL_DIR};
+use std::collections::BTreeMap;
+
+#[test]
+fn the_layout_model_study_is_held_against_the_sweep_as_it_says() {
+    let dir = results().join(LAYOUT_MODEL_DIR);
+    let rows: Vec<ModelRow> = read_csv(&dir.join("model.csv")).unwrap();
+    let mut sweep = BTreeMap::new();
+    for d in [results(), results().join("corpus")] {
+        for backend in ["gtest", "wasmtime"] {
+            let layouts: Vec<LayoutRow> = read_csv(&d.join(backend).join("layouts.csv")).unwrap();
+            for r in layouts {
+                sweep.insert((backend, r.case.clone(), r.variant.clone(), r.offset), r);
+            }
+        }
+    }
+    assert_eq!(
+        rows.len(),
+        17 * 2 * 16,
+        "17 programs, shipping and lab, 16 layouts"
+    );
+    let at_zero: BTreeMap<(&str, &str), u64> = rows
+        .iter()
+        .filter(|r| r.offset == 0)
+        .map(|r| ((r.case.as_str(), r.variant.as_str()), r.measured))
+        .collect();
+    for r in &rows {
+        let what = format!("{}/{} at {}", r.case, r.variant, r.offset);
+        let key = |b| (b, r.case.clone(), r.variant.clone(), r.offset);
+        assert_eq!(r.measured, sweep[&key("gtest")].total, "{what}");
+        let m = &sweep[&key("wasmtime")];
+        let priced = page_gas(&PageCounts {
+            read: m.pages_read.unwrap() as u32,
+            write: m.pages_written.unwrap() as u32,
+            write_after_read: m.pages_write_after_read.unwrap() as u32,
+            loaded: m.pages_loaded.unwrap() as u32,
+            ..Default::default()
+        });
+        assert_eq!(r.meter_pages_gas, Some(priced), "{what}");
+        assert_eq!(r.meter_fuel, Some(m.total), "{what}");
+        if r.offset == 0 {
+            assert_eq!(r.predicted, r.measured, "{what}");
+            assert_eq!(r.model_pages_gas, r.model_pages_gas_at_zero, "{what}");
+            // The model's charges at the layout it ran are the meter's, exactly.
+            assert_eq!(Some(r.model_pages_gas), r.meter_pages_gas, "{what}");
+        }
+        assert_eq!(
+            r.predicted as i128,
+            at_zero[&(r.case.as_str(), r.variant.as_str())] as i128 + r.model_pages_gas as i128
+                - r.model_pages_gas_at_zero as i128,
+            "{what}"
+        );
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let mut cases: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !cases.contains(&r.case.as_str()) {
+            cases.push(&r.case);
+        }
+    }
+    assert!(readme.contains(&error_table(&rows, &cases, &["shipping", "lab"])));
+    let recorded = galloc_lab::store::metadata::read(&dir).unwrap();
+    assert_eq!(recorded.regenerate_with, "just layout-model");
+}
