@@ -144,16 +144,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let spreads = spread_table(&rows, &sweep, &case_ids, &variant_ids);
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;
-        let measured: Vec<MeasuredRow> = case_ids
-            .iter()
-            .flat_map(|case| {
-                variant_ids.iter().map(|variant| MeasuredRow {
-                    backend: "gtest".into(),
-                    case: (*case).into(),
-                    variant: (*variant).into(),
-                })
-            })
-            .collect();
+        let measured = MeasuredRow::every("gtest", &case_ids, &variant_ids);
         write_csv(&dir.join(MANIFEST), &measured)?;
         write_csv(&dir.join("skips.csv"), &rows)?;
         if !maps.is_empty() {

@@ -184,16 +184,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;
-        let measured: Vec<MeasuredRow> = case_ids
-            .iter()
-            .flat_map(|case| {
-                variant_ids.iter().map(|variant| MeasuredRow {
-                    backend: "gtest".into(),
-                    case: (*case).into(),
-                    variant: (*variant).into(),
-                })
-            })
-            .collect();
+        let measured = MeasuredRow::every("gtest", &case_ids, &variant_ids);
         write_csv(&dir.join(MANIFEST), &measured)?;
         write_csv(&dir.join("model.csv"), &rows)?;
         let md = format!(

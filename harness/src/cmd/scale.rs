@@ -148,16 +148,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;
-        let measured: Vec<MeasuredRow> = cases
-            .iter()
-            .flat_map(|case| {
-                variants.iter().map(|v| MeasuredRow {
-                    backend: "gtest".into(),
-                    case: case.id.into(),
-                    variant: v.id.into(),
-                })
-            })
-            .collect();
+        let case_ids: Vec<&str> = cases.iter().map(|c| c.id).collect();
+        let variant_ids: Vec<&str> = variants.iter().map(|v| v.id).collect();
+        let measured = MeasuredRow::every("gtest", &case_ids, &variant_ids);
         write_csv(&dir.join(MANIFEST), &measured)?;
         write_csv(&dir.join("messages.csv"), &rows)?;
         std::fs::create_dir_all(&staged.images)?;

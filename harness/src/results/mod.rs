@@ -513,6 +513,23 @@ pub struct MeasuredRow {
     pub variant: String,
 }
 
+impl MeasuredRow {
+    /// Every case with every variant on `backend`, cases first: the manifest of a study that
+    /// runs them all.
+    pub fn every(backend: &str, cases: &[&str], variants: &[&str]) -> Vec<MeasuredRow> {
+        cases
+            .iter()
+            .flat_map(|case| {
+                variants.iter().map(move |variant| MeasuredRow {
+                    backend: backend.into(),
+                    case: (*case).into(),
+                    variant: (*variant).into(),
+                })
+            })
+            .collect()
+    }
+}
+
 /// The manifest's file name in a results directory.
 pub const MANIFEST: &str = "measured.csv";
 
