@@ -80,10 +80,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     // The sweep first: the page maps are drawn at its layouts, and a missing one is said
     // before anything is built.
     let results = ws.results_dir();
-    let (layouts, _) = galloc_lab::report::inputs::read_sweeps(&[
-        &results,
-        &results.join(galloc_lab::results::CORPUS_DIR),
-    ])?;
+    let (layouts, _) = galloc_lab::report::inputs::read_programs_sweep(&results)?;
     let sweep = Totals::of_sweep(&layouts, "gtest");
 
     // Builds first, one at a time (cargo locks its target directory; each skip is a re-link).

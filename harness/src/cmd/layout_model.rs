@@ -19,6 +19,7 @@ use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::layout_model::error_table;
 use galloc_lab::results::pages::{page_gas, PageCounts};
+use galloc_lab::results::touches::TouchTrace;
 use galloc_lab::results::{
     write_csv, write_file, LayoutRow, MeasuredRow, ModelRow, LAYOUT_MODEL_DIR, MANIFEST,
 };
@@ -76,10 +77,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     // The sweep first: what the model is held against, and a missing program is said before
     // anything is built.
     let results = ws.results_dir();
-    let (layouts, _) = galloc_lab::report::inputs::read_sweeps(&[
-        &results,
-        &results.join(galloc_lab::results::CORPUS_DIR),
-    ])?;
+    let (layouts, _) = galloc_lab::report::inputs::read_programs_sweep(&results)?;
     let gas = Totals::of_sweep(&layouts, "gtest");
     let meter: BTreeMap<(&str, &str, u32), &LayoutRow> = layouts
         .iter()
@@ -122,13 +120,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     // Then one run each on the granule-keeping meter, on every core.
     let rows = on_every_core(&jobs, |(case, scenario, variant, heap_base, artifact)| {
-        let mut m = WasmtimeBackend::tracing_touches()?;
-        m.heap_base(*heap_base);
-        let run = run_case(&mut m, &artifact.bytes, scenario, ProbeReads::Never, || {})
-            .with_context(|| {
-                format!("{case} on the granule-keeping meter ({})", artifact.config)
-            })?;
-        let trace = m.take_touches().into_iter().next().unwrap_or_default();
+        let (run, trace) = traced(&artifact.bytes, *heap_base, scenario).with_context(|| {
+            format!("{case} on the granule-keeping meter ({})", artifact.config)
+        })?;
         // The model's foundation, checked on every run: at the layout it ran, it gives the
         // meter's own counts, message by message.
         let counted: Vec<PageCounts> = run.messages.iter().filter_map(|m| m.pages).collect();
@@ -228,14 +222,7 @@ fn explain(
     heap: Heap,
 ) -> Result<()> {
     use galloc_lab::analyse::layout_model::Move;
-    use galloc_lab::results::touches::{TouchTrace, GRANULE};
-    let traced =
-        |bytes: &[u8], heap_base: u32, scenario: &scenario::Scenario| -> Result<TouchTrace> {
-            let mut m = WasmtimeBackend::tracing_touches()?;
-            m.heap_base(heap_base);
-            run_case(&mut m, bytes, scenario, ProbeReads::Never, || {})?;
-            Ok(m.take_touches().into_iter().next().unwrap_or_default())
-        };
+    use galloc_lab::results::touches::GRANULE;
     for (case, scenario, variant, heap_base, artifact) in jobs {
         let v = galloc_variants::find(variant)?;
         let moved_build = build(
@@ -245,8 +232,8 @@ fn explain(
                 ..BuildRequest::deployed(scenario.package, v)
             },
         )?;
-        let at_zero = traced(&artifact.bytes, *heap_base, scenario)?;
-        let there = traced(
+        let (_, at_zero) = traced(&artifact.bytes, *heap_base, scenario)?;
+        let (_, there) = traced(
             &moved_build.bytes,
             moved_build.heap_base.unwrap_or(0),
             scenario,
@@ -268,24 +255,21 @@ fn explain(
             expect.sort_unstable();
             got.sort_unstable();
             if expect != got {
-                let only_model: Vec<String> = expect
-                    .iter()
-                    .filter(|x| !got.contains(x))
-                    .take(6)
-                    .map(|(g, f)| format!("{:#x}/{f}", g * GRANULE))
-                    .collect();
-                let only_run: Vec<String> = got
-                    .iter()
-                    .filter(|x| !expect.contains(x))
-                    .take(6)
-                    .map(|(g, f)| format!("{:#x}/{f}", g * GRANULE))
-                    .collect();
+                // The first few of `a` not in `b` (both sorted).
+                let only = |a: &[(u32, u8)], b: &[(u32, u8)]| {
+                    a.iter()
+                        .filter(|x| b.binary_search(x).is_err())
+                        .take(6)
+                        .map(|(g, f)| format!("{:#x}/{f}", g * GRANULE))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
                 println!(
                     "  message {i}: {} granules moved, {} run; only moved: {}; only run: {}",
                     expect.len(),
                     got.len(),
-                    only_model.join(" "),
-                    only_run.join(" ")
+                    only(&expect, &got),
+                    only(&got, &expect)
                 );
                 shown += 1;
                 if shown == 5 {
@@ -298,4 +282,18 @@ fn explain(
         }
     }
     Ok(())
+}
+
+/// `bytes` (whose heap base is `heap_base`) run through `scenario` on a meter keeping every
+/// granule: the run and its trace.
+fn traced(
+    bytes: &[u8],
+    heap_base: u32,
+    scenario: &scenario::Scenario,
+) -> Result<(galloc_lab::run::execute::CaseRun, TouchTrace)> {
+    let mut m = WasmtimeBackend::tracing_touches()?;
+    m.heap_base(heap_base);
+    let run = run_case(&mut m, bytes, scenario, ProbeReads::Never, || {})?;
+    let trace = m.take_touches().into_iter().next().unwrap_or_default();
+    Ok((run, trace))
 }

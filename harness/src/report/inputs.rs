@@ -539,6 +539,12 @@ impl AnatomyRows {
     }
 }
 
+/// The layout sweep of the 17 programs: the default cases' (`results`) and the corpus's
+/// (`results/corpus/`), what the studies hold their figures against.
+pub fn read_programs_sweep(results: &Path) -> Result<(Vec<LayoutRow>, Vec<SecondRow>)> {
+    read_sweeps(&[results, &results.join(crate::results::CORPUS_DIR)])
+}
+
 /// The sweep's and the second workloads' rows of every results directory in `dirs`.
 pub fn read_sweeps(dirs: &[&Path]) -> Result<(Vec<LayoutRow>, Vec<SecondRow>)> {
     let mut layouts = Vec::new();
