@@ -3,6 +3,7 @@
 //! - [`layout`]: each program's word against shipping over the heap layouts of the sweep.
 //! - [`layout_model`]: a program's page charges at a layout it was not run at, from the
 //!   granules one run touched.
+//! - [`layout_choice`]: rules that choose a program's layout, judged on the second workloads.
 //! - [`rule`]: the ship rule's clauses, and why it refuses a variant.
 //! - [`ship`]: the ship rule: every variant over the deployments of the default cases and the
 //!   corpus, and the variant galloc should ship.
@@ -27,6 +28,7 @@ pub mod anatomy;
 pub mod fit;
 pub mod gate;
 pub mod layout;
+pub mod layout_choice;
 pub mod layout_model;
 pub mod pick;
 pub mod population;

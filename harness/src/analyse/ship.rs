@@ -121,6 +121,9 @@ pub struct Ship {
     /// Each variant's standing on the scale cases (`results/scale/`, the design target's scale
     /// clause); empty where they were not measured.
     pub scale: std::collections::BTreeMap<String, crate::analyse::scale::AtScale>,
+    /// The layout model held against the sweep and the layout rules judged on the second
+    /// workloads (`results/layout-model/`, `just layout-model`); `None` where not measured.
+    pub layout: Option<crate::analyse::layout_choice::Study>,
 }
 
 impl Ship {
@@ -276,6 +279,7 @@ pub fn judge(
         sweep: sweep_totals,
         explained: Explained::default(),
         scale: std::collections::BTreeMap::new(),
+        layout: None,
     })
 }
 

@@ -7,21 +7,26 @@
 //! from its gtest total at offset 0, and the prediction is held against what the sweep
 //! measured there (`results/`, `results/corpus/`): gtest's totals at all 16 offsets, and the
 //! meter's own page charges where it ran (every 4th offset), which the model must match exactly
-//! wherever the allocator places its blocks alike at every heap base.
+//! wherever the allocator places its blocks alike at every heap base. Then the layout rules
+//! ([`galloc_lab::analyse::layout_choice`]) choose a layout per program from the main workload
+//! and are judged on the second workloads (`--second`: run at every layout of the sweep by
+//! `lab measure --second-stride 1`; docs/layout-rule.md, "Judged out of sample").
 //!
-//! Everything goes to `results/layout-model/` (README.md, model.csv), written all together or not at
-//! all.
+//! Everything goes to `results/layout-model/` (README.md, model.csv, second.csv), written all
+//! together or not at all.
 
 use anyhow::{bail, Context, Result};
+use galloc_lab::analyse::layout_choice::judge;
 use galloc_lab::analyse::layout_model::{page_charges, page_counts, predicted_total, Heap};
 use galloc_lab::analyse::population::Totals;
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
-use galloc_lab::report::layout_model::error_table;
+use galloc_lab::report::layout_model::{choice_table, error_table, out_of_sample};
 use galloc_lab::results::pages::{page_gas, PageCounts};
 use galloc_lab::results::touches::TouchTrace;
 use galloc_lab::results::{
-    write_csv, write_file, LayoutRow, MeasuredRow, ModelRow, LAYOUT_MODEL_DIR, MANIFEST,
+    write_csv, write_file, LayoutRow, MeasuredRow, ModelRow, SecondRow, LAYOUT_MODEL_DIR, MANIFEST,
+    SECOND,
 };
 use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::run::backend::Backend;
@@ -35,7 +40,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     /// Cases: `programs` (the default cases and the corpus: the 17 programs of the ship
-    /// verdict), `default`, `corpus`, or some by name.
+    /// verdict), `default`, `corpus`, or some by name ([`scenario::select`]).
     #[arg(long, default_value = "programs")]
     cases: String,
     /// Variants, comma-separated.
@@ -45,6 +50,12 @@ pub struct Args {
     /// from the heap base throughout) or `stays` (only those in the static pages' tail).
     #[arg(long, value_enum, default_value_t = Heap::Moves)]
     heap: Heap,
+    /// A `lab measure --second-stride 1` of the same programs and variants on gtest (the
+    /// recipe's `target/lab/layout-second`): its second workloads at every layout of the sweep,
+    /// which the layout rules are judged on. Without it, they are judged at the four layouts
+    /// where the committed sweep ran them.
+    #[arg(long)]
+    second: Option<PathBuf>,
     /// Where the study is written (default: `results/layout-model/`).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -55,18 +66,8 @@ pub struct Args {
     explain: Option<u32>,
 }
 
-/// `programs` is the default cases and the corpus; anything else is [`scenario::select`]'s.
-fn cases(list: &str) -> Result<Vec<&'static scenario::Case>> {
-    if list.trim() == "programs" {
-        let mut all = scenario::select("default")?;
-        all.extend(scenario::select("corpus")?);
-        return Ok(all);
-    }
-    scenario::select(list)
-}
-
 pub fn run(ws: &Workspace, args: Args) -> Result<()> {
-    let cases = cases(&args.cases)?;
+    let cases = scenario::select(&args.cases)?;
     let heap = args.heap;
     let variants = galloc_variants::select(&args.variants)?;
     let given = args.out.is_some();
@@ -77,7 +78,14 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     // The sweep first: what the model is held against, and a missing program is said before
     // anything is built.
     let results = ws.results_dir();
-    let (layouts, _) = galloc_lab::report::inputs::read_programs_sweep(&results)?;
+    let (layouts, committed) = galloc_lab::report::inputs::read_programs_sweep(&results)?;
+    let second = match &args.second {
+        Some(dir) => every_second(dir, &committed)?,
+        None => committed
+            .into_iter()
+            .filter(|r| r.backend == "gtest")
+            .collect(),
+    };
     let gas = Totals::of_sweep(&layouts, "gtest");
     let meter: BTreeMap<(&str, &str, u32), &LayoutRow> = layouts
         .iter()
@@ -175,12 +183,21 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let case_ids: Vec<&str> = cases.iter().map(|c| c.id).collect();
     let variant_ids: Vec<&str> = variants.iter().map(|v| v.id).collect();
     let table = error_table(&rows, &case_ids, &variant_ids);
+    let standings = judge(&rows, &layouts, &second, &case_ids, &variant_ids);
+    let choices = choice_table(&standings);
+    let judged_at = out_of_sample(galloc_lab::analyse::layout_choice::layouts(&standings));
     let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;
         let measured = MeasuredRow::every("gtest", &case_ids, &variant_ids);
         write_csv(&dir.join(MANIFEST), &measured)?;
         write_csv(&dir.join("model.csv"), &rows)?;
+        // What the rules were judged on, kept so the report judges them again from files.
+        let judged: Vec<&SecondRow> = second
+            .iter()
+            .filter(|r| case_ids.contains(&r.case.as_str()) && variant_ids.contains(&r.variant.as_str()))
+            .collect();
+        write_csv(&dir.join(SECOND), &judged)?;
         let md = format!(
             "# A layout for every program: the model\n\nGenerated by `just layout-model` \
              (`lab layout-model --heap {}`) from `model.csv`; do not edit. Each program's plain build at the linker's layout ran \
@@ -194,7 +211,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
              its largest error is within a tenth of the program's own spread over the \
              layouts; \"of it, pages\" is the part of that error that is the model's page \
              charges against the meter's at the same layout (the rest moved other than \
-             pages).\n\n{table}\n",
+             pages).\n\n{table}\n## Judged out of sample\n\nJudged out of sample: {judged_at}\n\n{choices}",
             heap.name(),
             heap.how(),
         );
@@ -203,9 +220,61 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     })());
     wrote?;
     staged.commit()?;
-    print!("{table}");
+    print!("{table}\n{choices}");
     println!("wrote {}", out.join("README.md").display());
     Ok(())
+}
+
+/// The second workloads on gtest that `dir` (a `lab measure --second-stride 1`) ran, held against
+/// the committed sweep's (`committed`) where both ran: gas is deterministic, so they must be the
+/// same to the unit, or the two were not measured alike and neither can judge the rules.
+fn every_second(dir: &std::path::Path, committed: &[SecondRow]) -> Result<Vec<SecondRow>> {
+    let file = dir.join("gtest").join("second.csv");
+    if !file.is_file() {
+        bail!(
+            "{}: no second workloads on gtest there; measure them with `lab measure --backends \
+             gtest --second-stride 1 --out {}` (what `just layout-model` runs first)",
+            file.display(),
+            dir.display()
+        );
+    }
+    let rows: Vec<SecondRow> = galloc_lab::results::read_csv(&file)?;
+    let theirs: BTreeMap<(&str, &str, u32), u64> = rows
+        .iter()
+        .map(|r| ((r.case.as_str(), r.variant.as_str(), r.offset), r.total))
+        .collect();
+    let mut shared = 0;
+    for r in committed.iter().filter(|r| r.backend == "gtest") {
+        if let Some(total) = theirs.get(&(r.case.as_str(), r.variant.as_str(), r.offset)) {
+            if *total != r.total {
+                bail!(
+                    "{} ({}) at +{}: the second workload's gas is {} in {} and {} in the committed \
+                     sweep; gas is deterministic, so one of them is stale: re-measure with `just \
+                     layout-model` after `just compare` and `just corpus`",
+                    r.case,
+                    r.variant,
+                    r.offset,
+                    total,
+                    file.display(),
+                    r.total
+                );
+            }
+            shared += 1;
+        }
+    }
+    if shared == 0 {
+        bail!(
+            "{}: none of its second workloads is one the committed sweep ran, so it cannot be \
+             held against it",
+            file.display()
+        );
+    }
+    eprintln!(
+        "{}: {} second-workload runs, the {shared} the committed sweep also ran the same to the unit",
+        file.display(),
+        rows.len()
+    );
+    Ok(rows.into_iter().filter(|r| r.backend == "gtest").collect())
 }
 
 /// `--explain`: each job's run at `offset` against its run at 0 moved there.

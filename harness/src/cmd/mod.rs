@@ -48,7 +48,8 @@ pub fn stride(text: &str) -> Result<usize, String> {
 /// Which cases and variants a command runs; shared by `measure` and `bench`.
 #[derive(clap::Args)]
 pub struct Selection {
-    /// Comma-separated case ids, `default`, or `all` (adds the on-demand cases).
+    /// Comma-separated case ids, `default`, `corpus`, `programs` (both: the ship verdict's 17),
+    /// or `all` (adds the on-demand cases).
     #[arg(long, default_value = "default")]
     pub cases: String,
     /// Comma-separated variant ids, or `all`.

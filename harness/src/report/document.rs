@@ -417,6 +417,13 @@ fn main_page(
                  [where the heap starts]({study}) (`just heap-skip`).\n"
             );
         }
+        if let Some(layout) = &ship.layout {
+            out.push_str(&crate::report::layout_model::report_section(
+                layout,
+                &format!("{}/README.md", crate::results::LAYOUT_MODEL_DIR),
+                "../docs",
+            ));
+        }
         crate::report::ship_table::anatomy(&mut out, ship);
         if let Some(c) = plan.iter().find(|c| c.file == "anatomy.png") {
             let _ = writeln!(out, "![{}]({images}/{})\n", c.caption, c.file);

@@ -2,7 +2,10 @@
 //! `lab layout-model` wrote.
 
 use crate::analyse::layout::median;
-use crate::analyse::population::spread_pct;
+use crate::analyse::layout_choice::{
+    ChoiceRule, Standing, Study, TARGET_EXPECTED_PCT, TARGET_UPPER_PCT, TARGET_WORST_PCT,
+};
+use crate::analyse::population::{spread_pct, BAND_PCT};
 use crate::results::ModelRow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -176,6 +179,176 @@ pub fn error_table(rows: &[ModelRow], cases: &[&str], variants: &[&str]) -> Stri
         );
     }
     out
+}
+
+/// What the out-of-sample table is, said once for the study's page and the report: the rules
+/// chose among `layouts` layouts.
+pub fn out_of_sample(layouts: usize) -> String {
+    format!(
+        "each rule chooses, per program and allocator, one of the {layouts} layouts its second \
+         workload ran at (`just layout-model` runs it at all 16 of the sweep; the committed sweep \
+         at 4), and is judged on the second workload alone at the layout it chose against the \
+         linker's own (offset 0), with the ship rule's measures over the programs. The model's \
+         rule reads only its one run at the linker's layout; the main workload's cheapest is \
+         fitted to the main workload; the earliest heap base reads nothing; hindsight reads the \
+         second workload itself, and shows what choosing a layout could give at best."
+    )
+}
+
+/// The rules judged out of sample ([`crate::analyse::layout_choice`]): per rule and variant
+/// the ship rule's measures on the second workloads at the chosen layout against the linker's,
+/// whether the target holds, and then every program's choice and change.
+pub fn choice_table(standings: &[Standing]) -> String {
+    format!(
+        "{}\n{}\n{}\n",
+        rule_table(standings),
+        program_table(standings),
+        target_sentence(standings)
+    )
+}
+
+/// Per rule and variant: the ship rule's measures on the second workloads, and the target.
+pub fn rule_table(standings: &[Standing]) -> String {
+    let mut out = format!(
+        "| rule | variant | programs | moved off the linker's layout | expected change (95 % \
+         interval) | worst program | dearer than {band:+.0} % | target |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
+        band = BAND_PCT
+    );
+    for s in standings {
+        let p = &s.population;
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {} | {:+.2} % ({:+.2} … {:+.2}) | {} {:+.2} % | {} of {} | {} |",
+            s.rule.describe(),
+            s.variant,
+            p.programs,
+            s.moved(),
+            p.expected_pct,
+            p.interval_pct.0,
+            p.interval_pct.1,
+            p.worst_program.0,
+            p.worst_program.1,
+            (p.dearer_share * p.deployments as f64).round() as usize,
+            p.deployments,
+            match (s.rule.is_rule(), s.meets_target()) {
+                (_, true) => "met",
+                (true, false) => "✘",
+                (false, false) => "✘ (out of reach)",
+            },
+        );
+    }
+    out
+}
+
+/// Every program's choices, one column per rule and variant: the offset chosen and the second
+/// workload's change there.
+pub fn program_table(standings: &[Standing]) -> String {
+    let mut out = String::from("| program |");
+    for s in standings {
+        let _ = write!(out, " {}, `{}` |", s.rule.name(), s.variant);
+    }
+    out.push_str("\n| --- |");
+    for _ in standings {
+        out.push_str(" ---: |");
+    }
+    out.push('\n');
+    let mut programs: Vec<&str> = Vec::new();
+    for c in standings.iter().flat_map(|s| &s.choices) {
+        if !programs.contains(&c.program.as_str()) {
+            programs.push(&c.program);
+        }
+    }
+    for program in programs {
+        let _ = write!(out, "| {program} |");
+        for s in standings {
+            match s.choices.iter().find(|c| c.program == program) {
+                Some(c) => {
+                    let _ = write!(out, " +{}: {:+.2} % |", c.offset, c.change_pct());
+                }
+                None => out.push_str(" – |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "\nEach cell: the offset the rule chose (bytes every static moved up) and the second \
+         workload's change there against offset 0.\n",
+    );
+    out
+}
+
+/// The target, and which rule (an author could apply) meets it for every variant, if any.
+pub fn target_sentence(standings: &[Standing]) -> String {
+    let variants: Vec<&str> = standings.iter().fold(Vec::new(), |mut v, s| {
+        if !v.contains(&s.variant.as_str()) {
+            v.push(&s.variant);
+        }
+        v
+    });
+    let meeting: Vec<&str> = ChoiceRule::ALL
+        .iter()
+        .filter(|r| r.is_rule())
+        .filter(|r| {
+            variants.iter().all(|v| {
+                standings
+                    .iter()
+                    .any(|s| s.rule == **r && s.variant == *v && s.meets_target())
+            })
+        })
+        .map(|r| r.describe())
+        .collect();
+    let target = format!(
+        "an expected change at or below {TARGET_EXPECTED_PCT:+.0} % against the linker's layout, \
+         the interval's upper bound below {TARGET_UPPER_PCT:+.0} %, and no program dearer than \
+         {TARGET_WORST_PCT:+.0} %, for every allocator"
+    );
+    if meeting.is_empty() {
+        format!(
+            "The target ({target}) is met by **no rule**: a layout cannot be chosen reliably \
+             from a program's main workload, and the lab recommends none.\n"
+        )
+    } else {
+        format!("The target ({target}) is met by: {}.\n", meeting.join("; "))
+    }
+}
+
+/// The report's section on choosing a layout, its links relative to the report: `study` the
+/// model's page, `docs` the repository's `docs/`.
+pub fn report_section(study: &Study, page: &str, docs: &str) -> String {
+    let errors = errors(&study.models);
+    let mut within = String::new();
+    let variants: Vec<&str> = study.standings.iter().fold(Vec::new(), |mut v, s| {
+        if !v.contains(&s.variant.as_str()) {
+            v.push(&s.variant);
+        }
+        v
+    });
+    for (i, v) in variants.iter().enumerate() {
+        let mine: Vec<&Errors> = errors
+            .iter()
+            .filter(|((_, var), _)| var == v)
+            .map(|(_, e)| e)
+            .collect();
+        let held = mine.iter().filter(|e| e.within()).count();
+        let _ = match i {
+            0 => write!(within, "{held} of {} programs with `{v}`", mine.len()),
+            _ => write!(within, " and {held} with `{v}`"),
+        };
+    }
+    format!(
+        "### Choosing a layout\n\n\
+         Where statics and heap fall moves gas more than any allocator, so the lab asks whether a \
+         program's layout can be chosen ([docs/layout-rule.md]({docs}/layout-rule.md), \
+         `just layout-model`). The layout model predicts a program's gas at every layout from \
+         one run at the linker's; its largest error over the sweep is within a tenth of the \
+         program's own spread over the layouts, the bar a rule needs, on {within} \
+         ([the model against the sweep]({page})). Judged out of sample: {}\n\n\
+         {}\n{}\n",
+        out_of_sample(study.layouts()),
+        rule_table(&study.standings),
+        target_sentence(&study.standings),
+    )
 }
 
 #[cfg(test)]

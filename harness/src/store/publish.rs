@@ -105,6 +105,8 @@ fn ship_verdict(
     let mut ship = crate::report::inputs::ship_given(dir, &corpus, Some(inputs))?;
     // The scale cases sit beside the results, as the corpus does: read where they are.
     ship.scale = crate::report::inputs::scale_standing(real)?;
+    // So does the layout study; its rules are judged on the sweep being published.
+    ship.layout = crate::report::inputs::layout_study(real, &[dir, &corpus])?;
     Ok(Some(ship))
 }
 

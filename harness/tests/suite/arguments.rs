@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 fn negative_numbers_reach_the_lab_s_own_messages() {
     let guestbook = "../contracts/examples/guestbook";
     let scenario = "../contracts/examples/guestbook/guestbook.json";
-    let cases: [(&[&str], &str, &str); 7] = [
+    let cases: [(&[&str], &str, &str); 8] = [
         (&["check"], "--tolerance-pct", "is not a tolerance"),
         (&["measure"], "--layouts", "-1 is not a number of layouts"),
         (
@@ -25,6 +25,11 @@ fn negative_numbers_reach_the_lab_s_own_messages() {
         (
             &["measure"],
             "--fuel-stride",
+            "-1: give a whole number, 1 or more",
+        ),
+        (
+            &["measure"],
+            "--second-stride",
             "-1: give a whole number, 1 or more",
         ),
         (

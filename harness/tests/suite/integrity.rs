@@ -322,7 +322,7 @@ fn empty_lists_are_errors_that_name_the_choices() {
     measure_refuses(
         &["--cases", " "],
         |_| {},
-        &["no case given (an empty list); pass `default`, `corpus`, `all` or some of: nft,"],
+        &["no case given (an empty list); pass `default`, `corpus`, `programs` (both), `all` or some of: nft,"],
     );
     measure_refuses(&["--backends", ""], |_| {}, &["no backend given"]);
     measure_refuses(

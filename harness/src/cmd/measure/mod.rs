@@ -71,6 +71,11 @@ pub struct Args {
     /// Needs `--out` unless it is the default.
     #[arg(long, default_value_t = galloc_lab::run::plan::FUEL_STRIDE, allow_negative_numbers = true, value_parser = crate::cmd::stride)]
     fuel_stride: usize,
+    /// Second workloads run on gas at every this many of the points (1: at every point, as
+    /// `just layout-model` judges its layout rules on them). Needs `--out` unless it is the
+    /// default.
+    #[arg(long, default_value_t = galloc_lab::run::plan::SECOND_STRIDE, allow_negative_numbers = true, value_parser = crate::cmd::stride)]
+    second_stride: usize,
     /// Instead of `--layouts`: a layout every this many bytes over the 64 KiB Wasm page (1024
     /// gives the 64 points `just sweep-check` holds the default sweep against). Needs `--out`.
     #[arg(long, conflicts_with = "layouts", allow_negative_numbers = true, value_parser = crate::cmd::count)]
@@ -120,6 +125,7 @@ impl Args {
             layouts,
             one_gear_page: false,
             fuel_stride: galloc_lab::run::plan::FUEL_STRIDE,
+            second_stride: galloc_lab::run::plan::SECOND_STRIDE,
             layout_step: None,
             no_second_workload: false,
             program: Some(program.to_path_buf()),

@@ -145,7 +145,7 @@ impl Plan {
         let (fuel_stride, second_stride) = if args.layout_step.is_some() {
             (1, 1)
         } else {
-            (args.fuel_stride, plan::SECOND_STRIDE)
+            (args.fuel_stride, args.second_stride)
         };
         let runs_on: BTreeMap<BackendKind, Vec<u32>> = backends
             .iter()
@@ -330,6 +330,7 @@ fn offsets(args: &Args, to_results: bool) -> Result<Vec<u32>> {
     };
     let default = offsets == plan::default_sweep()
         && args.fuel_stride == plan::FUEL_STRIDE
+        && args.second_stride == plan::SECOND_STRIDE
         && !args.no_second_workload;
     if to_results && !default {
         bail!(
@@ -339,10 +340,11 @@ fn offsets(args: &Args, to_results: bool) -> Result<Vec<u32>> {
                 _ if args.no_second_workload => "--no-second-workload".to_owned(),
                 Some(step) => format!("--layout-step {step}"),
                 None => format!(
-                    "--layouts {}{} --fuel-stride {}",
+                    "--layouts {}{} --fuel-stride {} --second-stride {}",
                     args.layouts,
                     if args.one_gear_page { " --one-gear-page" } else { "" },
-                    args.fuel_stride
+                    args.fuel_stride,
+                    args.second_stride
                 ),
             },
             plan::POINTS

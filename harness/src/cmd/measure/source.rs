@@ -48,6 +48,9 @@ impl Source {
         if args.fuel_stride != galloc_lab::run::plan::FUEL_STRIDE {
             options.push_str(&format!(" --fuel-stride {}", args.fuel_stride));
         }
+        if args.second_stride != galloc_lab::run::plan::SECOND_STRIDE {
+            options.push_str(&format!(" --second-stride {}", args.second_stride));
+        }
         if args.no_second_workload {
             options.push_str(" --no-second-workload");
         }

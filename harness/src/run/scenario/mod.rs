@@ -444,7 +444,8 @@ pub fn held_out(case: &str) -> bool {
 }
 
 /// The cases named in a comma-separated list (`default` = the default cases, `corpus` = the
-/// corpus, `all` = every case), in report order; an empty list is an error.
+/// corpus, `programs` = both, the ship verdict's 17, `all` = every case), in report order; an
+/// empty list is an error.
 pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     let wanted: Vec<&str> = list
         .split(',')
@@ -455,7 +456,8 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     if wanted.is_empty() {
         // An empty list is a mistake (an unset shell variable), not a request for the defaults.
         anyhow::bail!(
-            "no case given (an empty list); pass `default`, `corpus`, `all` or some of: {}",
+            "no case given (an empty list); pass `default`, `corpus`, `programs` (both), `all` or \
+             some of: {}",
             known()
         );
     }
@@ -467,6 +469,14 @@ pub fn select(list: &str) -> Result<Vec<&'static Case>> {
     }
     if wanted == ["corpus"] {
         return Ok(CASES.iter().filter(|c| c.corpus).collect());
+    }
+    if wanted == ["programs"] {
+        // The 17 programs the ship verdict judges: the default cases, then the corpus.
+        return Ok(CASES
+            .iter()
+            .filter(|c| c.default)
+            .chain(CASES.iter().filter(|c| c.corpus))
+            .collect());
     }
     for id in &wanted {
         if !CASES.iter().any(|c| c.id == *id) {
@@ -559,5 +569,15 @@ mod tests {
                 second.steps.len()
             );
         }
+    }
+
+    /// `programs` is the ship verdict's 17: the default cases, then the corpus, each once.
+    #[test]
+    fn programs_are_the_default_cases_then_the_corpus() {
+        let ids = |l: &str| -> Vec<&str> { select(l).unwrap().iter().map(|c| c.id).collect() };
+        let mut both = ids("default");
+        both.extend(ids("corpus"));
+        assert_eq!(both.len(), 17);
+        assert_eq!(ids("programs"), both);
     }
 }
