@@ -11,6 +11,11 @@
 //! The rules are those an author could apply, and one no author can:
 //! - [`ChoiceRule::Model`]: the layout model's cheapest prediction for the main workload, from
 //!   its one run at the linker's layout (`results/layout-model/model.csv`);
+//! - [`ChoiceRule::Robust`]: the same model, asked for the layout that stays cheap when the
+//!   heap's blocks fall elsewhere: cheaper than the linker's at every shift of
+//!   [`crate::analyse::layout_model::HEAP_SHIFTS`] and none (`shifted.csv`), and of those the
+//!   one whose dearest prediction is lowest; the linker's where none is (written down in
+//!   docs/layout-rule.md before it was measured);
 //! - [`ChoiceRule::Measured`]: the main workload's cheapest measured layout (fitted to it);
 //! - [`ChoiceRule::EarliestInPage`]: the layout whose heap base is earliest in its Gear page
 //!   (from nothing);
@@ -19,7 +24,7 @@
 
 use crate::analyse::population::{Deployments, Population, BAND_PCT};
 use crate::results::pages::GEAR_PAGE;
-use crate::results::{LayoutRow, ModelRow, SecondRow};
+use crate::results::{LayoutRow, ModelRow, SecondRow, ShiftRow};
 use std::collections::BTreeMap;
 
 /// What the issue asks of a rule on the second workloads, for both allocators: an expected
@@ -34,14 +39,16 @@ pub const TARGET_WORST_PCT: f64 = BAND_PCT;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ChoiceRule {
     Model,
+    Robust,
     Measured,
     EarliestInPage,
     Hindsight,
 }
 
 impl ChoiceRule {
-    pub const ALL: [ChoiceRule; 4] = [
+    pub const ALL: [ChoiceRule; 5] = [
         ChoiceRule::Model,
+        ChoiceRule::Robust,
         ChoiceRule::Measured,
         ChoiceRule::EarliestInPage,
         ChoiceRule::Hindsight,
@@ -51,6 +58,7 @@ impl ChoiceRule {
     pub fn name(self) -> &'static str {
         match self {
             ChoiceRule::Model => "model",
+            ChoiceRule::Robust => "robust model",
             ChoiceRule::Measured => "main workload",
             ChoiceRule::EarliestInPage => "heap base",
             ChoiceRule::Hindsight => "hindsight",
@@ -61,6 +69,9 @@ impl ChoiceRule {
     pub fn describe(self) -> &'static str {
         match self {
             ChoiceRule::Model => "the model's cheapest for the main workload (one run)",
+            ChoiceRule::Robust => {
+                "the model's cheapest with the heap's blocks shifted, cheaper than the linker's at every shift (one run)"
+            }
             ChoiceRule::Measured => "the main workload's cheapest, measured",
             ChoiceRule::EarliestInPage => "the heap base earliest in its Gear page",
             ChoiceRule::Hindsight => "the second workload's own cheapest (hindsight, not a rule)",
@@ -145,6 +156,7 @@ pub fn layouts(standings: &[Standing]) -> usize {
 /// Ties go to the smallest offset: a rule that cannot tell layouts apart keeps the linker's.
 pub fn judge(
     models: &[ModelRow],
+    shifted: &[ShiftRow],
     layouts: &[LayoutRow],
     second: &[SecondRow],
     programs: &[&str],
@@ -171,6 +183,36 @@ pub fn judge(
             .or_default()
             .insert(r.offset, r.predicted);
     }
+    // Each layout's predictions, unshifted first, then at every shift.
+    let mut robust: BTreeMap<Key, BTreeMap<u32, Vec<u64>>> = BTreeMap::new();
+    for r in models {
+        robust
+            .entry((r.case.as_str(), r.variant.as_str()))
+            .or_default()
+            .entry(r.offset)
+            .or_default()
+            .insert(0, r.predicted);
+    }
+    for r in shifted {
+        if let Some(p) = robust
+            .get_mut(&(r.case.as_str(), r.variant.as_str()))
+            .and_then(|by| by.get_mut(&r.offset))
+        {
+            p.push(r.predicted);
+        }
+    }
+    // The robust rule's score: the dearest prediction, where every one is below the linker's
+    // at the same shift (the linker's own always qualifies); `None` where some is not.
+    let robust_score = |key: &Key, offset: u32| -> Option<Option<u64>> {
+        let by = robust.get(key)?;
+        let here = by.get(&offset)?;
+        let linker = by.get(&0)?;
+        if here.len() != linker.len() || here.len() < 2 {
+            return None;
+        }
+        let cheaper = offset == 0 || here.iter().zip(linker).all(|(h, l)| h < l);
+        Some(cheaper.then(|| *here.iter().max().expect("two or more")))
+    };
     let mut out = Vec::new();
     for variant in variants {
         for rule in ChoiceRule::ALL {
@@ -181,9 +223,13 @@ pub fn judge(
                     let at = again.get(&key)?;
                     let linker = at.get(&0)?.1;
                     // The score each layout of the second workload gets; the lowest is chosen.
+                    // `u64::MAX`: a layout the rule may not choose.
                     let score = |offset: u32, (heap_base, total): (u32, u64)| -> Option<u64> {
                         match rule {
                             ChoiceRule::Model => predicted.get(&key)?.get(&offset).copied(),
+                            ChoiceRule::Robust => {
+                                Some(robust_score(&key, offset)?.unwrap_or(u64::MAX))
+                            }
                             ChoiceRule::Measured => main.get(&key)?.get(&offset).copied(),
                             ChoiceRule::EarliestInPage => Some(u64::from(heap_base % GEAR_PAGE)),
                             ChoiceRule::Hindsight => Some(total),
@@ -272,7 +318,7 @@ mod tests {
             second("a", 200, GEAR_PAGE + 240, 1_800),
             second("a", 300, 2 * GEAR_PAGE + 16, 1_900),
         ];
-        let standings = judge(&models, &layouts, &seconds, &["a"], &["v"]);
+        let standings = judge(&models, &[], &layouts, &seconds, &["a"], &["v"]);
         let chosen: Vec<(ChoiceRule, u32, f64)> = standings
             .iter()
             .map(|s| (s.rule, s.choices[0].offset, s.choices[0].change_pct()))
@@ -300,12 +346,61 @@ mod tests {
     fn a_rule_that_cannot_tell_layouts_apart_keeps_the_linkers() {
         let models = [model("a", "v", 0, 1_000), model("a", "v", 100, 1_000)];
         let seconds = [second("a", 0, 40, 2_000), second("a", 100, 140, 1_000)];
-        let standings = judge(&models, &[], &seconds, &["a"], &["v"]);
+        let standings = judge(&models, &[], &[], &seconds, &["a"], &["v"]);
         let by_model = &standings[0];
         assert_eq!(by_model.rule, ChoiceRule::Model);
         assert_eq!(by_model.choices[0].offset, 0);
         assert_eq!(by_model.moved(), 0);
-        // Without the main workload's sweep the fitted rule has no standing at all.
-        assert!(standings.iter().all(|s| s.rule != ChoiceRule::Measured));
+        // Without the main workload's sweep the fitted rule has no standing at all, nor the
+        // robust one without shifted predictions.
+        assert!(standings
+            .iter()
+            .all(|s| s.rule != ChoiceRule::Measured && s.rule != ChoiceRule::Robust));
+    }
+
+    fn shift(offset: u32, shift: i32, predicted: u64) -> ShiftRow {
+        ShiftRow {
+            case: "a".into(),
+            variant: "v".into(),
+            offset,
+            shift,
+            predicted,
+        }
+    }
+
+    #[test]
+    fn the_robust_rule_moves_only_where_every_shift_is_cheaper() {
+        // Unshifted, 100 is cheapest; shifted, it is dearer than the linker's once. 200 is
+        // cheaper at every shift, its dearest prediction 980.
+        let models = [
+            model("a", "v", 0, 1_000),
+            model("a", "v", 100, 800),
+            model("a", "v", 200, 950),
+        ];
+        let shifted = [
+            shift(0, -16, 1_000),
+            shift(0, 16, 1_100),
+            shift(100, -16, 1_200),
+            shift(100, 16, 700),
+            shift(200, -16, 980),
+            shift(200, 16, 900),
+        ];
+        let seconds = [
+            second("a", 0, 40, 2_000),
+            second("a", 100, 140, 1_000),
+            second("a", 200, 240, 1_900),
+        ];
+        let by = |shifted: &[ShiftRow]| {
+            judge(&models, shifted, &[], &seconds, &["a"], &["v"])
+                .into_iter()
+                .find(|s| s.rule == ChoiceRule::Robust)
+                .map(|s| s.choices[0].offset)
+        };
+        assert_eq!(by(&shifted), Some(200));
+        // Where no layout is cheaper at every shift, the linker's stays, though 200's dearest
+        // prediction (1,001) is still below the linker's (1,100).
+        let mut worse = shifted.to_vec();
+        worse[4].predicted = 1_001;
+        assert_eq!(by(&worse), Some(0));
     }
 }

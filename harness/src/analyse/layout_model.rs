@@ -62,6 +62,9 @@ pub struct Move {
     offset: u32,
     grown: u32,
     heap: Heap,
+    /// Bytes the heap's blocks move besides (a workload whose blocks fall elsewhere): 0 but in
+    /// [`Move::shifted`].
+    shift: i32,
 }
 
 impl Move {
@@ -73,6 +76,17 @@ impl Move {
             offset,
             grown: (pages(trace.heap_base + offset) - pages(trace.heap_base)) * WASM_PAGE,
             heap,
+            shift: 0,
+        }
+    }
+
+    /// [`Move::new`], with every block of the heap (not a page's anchored end) `shift` bytes
+    /// further: where a workload the run did not see would put its blocks, for a rule that must
+    /// hold for them ([`HEAP_SHIFTS`]). A block shifted below address 0 stays at 0.
+    pub fn shifted(trace: &TouchTrace, offset: u32, heap: Heap, shift: i32) -> Move {
+        Move {
+            shift,
+            ..Move::new(trace, offset, heap)
         }
     }
 
@@ -83,10 +97,15 @@ impl Move {
         }
         let at_a_page_end = addr % WASM_PAGE + END_ANCHORED >= WASM_PAGE;
         let in_alloc_pages = addr >= self.static_end;
-        if at_a_page_end || (in_alloc_pages && self.heap == Heap::Stays) {
+        if at_a_page_end {
             return addr + self.grown;
         }
-        addr + self.offset
+        let moved = if in_alloc_pages && self.heap == Heap::Stays {
+            addr + self.grown
+        } else {
+            addr + self.offset
+        };
+        moved.saturating_add_signed(self.shift)
     }
 
     /// Wasm pages the statics grew by (0 or 1 within one Wasm page's offsets).
@@ -94,6 +113,11 @@ impl Move {
         self.grown / WASM_PAGE
     }
 }
+
+/// The shifts of the heap's blocks (bytes) a robust choice of layout holds its prediction to,
+/// besides none: the heap's working set a little lower or higher than the run put it
+/// (docs/layout-rule.md, "What follows", written down before the rule was measured).
+pub const HEAP_SHIFTS: [i32; 4] = [-4096, -2048, 2048, 4096];
 
 /// Per message, `init` first, the page counts `trace` has at `offset` (no allocation runs and
 /// no first-touch places: neither moves with the layout).
@@ -170,6 +194,14 @@ pub fn page_charges(trace: &TouchTrace, offset: u32, heap: Heap) -> u64 {
     page_counts(trace, offset, heap).iter().map(page_gas).sum()
 }
 
+/// [`page_charges`] with the heap's blocks shifted `shift` bytes besides ([`Move::shifted`]).
+pub fn shifted_charges(trace: &TouchTrace, offset: u32, heap: Heap, shift: i32) -> u64 {
+    counts_moved(trace, Move::shifted(trace, offset, heap, shift))
+        .iter()
+        .map(page_gas)
+        .sum()
+}
+
 /// A program's total at `offset` predicted from its total at the linker's layout (`measured`,
 /// gas on gtest): the same total, with the page charges at `offset` in place of those at 0.
 pub fn predicted_total(trace: &TouchTrace, measured: u64, offset: u32, heap: Heap) -> u64 {
@@ -225,6 +257,15 @@ mod tests {
         assert_eq!(moving.address(2 * WASM_PAGE + 8), 2 * WASM_PAGE + 520);
         assert_eq!(moving.address(3 * WASM_PAGE - 16), 3 * WASM_PAGE - 16);
         assert_eq!(moving.address(WASM_PAGE + 100), WASM_PAGE + 612);
+        // Shifted, the heap's blocks move further, statics and anchored ends do not.
+        let shifted = Move::shifted(&t, 512, Heap::Moves, -2048);
+        assert_eq!(shifted.address(WASM_PAGE + 100), WASM_PAGE + 612);
+        assert_eq!(shifted.address(base + 48), base + 560 - 2048);
+        assert_eq!(shifted.address(3 * WASM_PAGE - 16), 3 * WASM_PAGE - 16);
+        assert_eq!(
+            Move::shifted(&t, 0, Heap::Moves, 0),
+            Move::new(&t, 0, Heap::Moves)
+        );
     }
 
     #[test]

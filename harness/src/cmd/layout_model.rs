@@ -17,7 +17,9 @@
 
 use anyhow::{bail, Context, Result};
 use galloc_lab::analyse::layout_choice::judge;
-use galloc_lab::analyse::layout_model::{page_charges, page_counts, predicted_total, Heap};
+use galloc_lab::analyse::layout_model::{
+    page_charges, page_counts, predicted_total, shifted_charges, Heap, HEAP_SHIFTS,
+};
 use galloc_lab::analyse::population::Totals;
 use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::workspace::Workspace;
@@ -25,8 +27,8 @@ use galloc_lab::report::layout_model::{choice_table, error_table, out_of_sample}
 use galloc_lab::results::pages::{page_gas, PageCounts};
 use galloc_lab::results::touches::TouchTrace;
 use galloc_lab::results::{
-    write_csv, write_file, LayoutRow, MeasuredRow, ModelRow, SecondRow, LAYOUT_MODEL_DIR, MANIFEST,
-    SECOND,
+    write_csv, write_file, LayoutRow, MeasuredRow, ModelRow, SecondRow, ShiftRow, LAYOUT_MODEL_DIR,
+    MANIFEST, SECOND, SHIFTED,
 };
 use galloc_lab::run::backend::wasmtime::WasmtimeBackend;
 use galloc_lab::run::backend::Backend;
@@ -150,7 +152,21 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         let sweep = gas.of_variant(case, variant);
         let at_zero = sweep[&0];
         let zero_pages = page_charges(&trace, 0, heap);
-        Ok(sweep
+        // The robust rule's predictions: each layout with the heap's blocks shifted besides.
+        let shifted: Vec<ShiftRow> = sweep
+            .keys()
+            .flat_map(|&offset| HEAP_SHIFTS.iter().map(move |&shift| (offset, shift)))
+            .map(|(offset, shift)| ShiftRow {
+                case: (*case).into(),
+                variant: (*variant).into(),
+                offset,
+                shift,
+                predicted: (at_zero as i128 + shifted_charges(&trace, offset, heap, shift) as i128
+                    - zero_pages as i128)
+                    .max(0) as u64,
+            })
+            .collect();
+        let modelled = sweep
             .iter()
             .map(|(&offset, &measured)| {
                 let model_pages = page_charges(&trace, offset, heap);
@@ -176,14 +192,17 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                     model_pages_gas_at_zero: zero_pages,
                 }
             })
-            .collect::<Vec<_>>())
+            .collect::<Vec<_>>();
+        Ok((modelled, shifted))
     })?;
+    let (rows, shifted): (Vec<Vec<ModelRow>>, Vec<Vec<ShiftRow>>) = rows.into_iter().unzip();
     let rows: Vec<ModelRow> = rows.into_iter().flatten().collect();
+    let shifted: Vec<ShiftRow> = shifted.into_iter().flatten().collect();
 
     let case_ids: Vec<&str> = cases.iter().map(|c| c.id).collect();
     let variant_ids: Vec<&str> = variants.iter().map(|v| v.id).collect();
     let table = error_table(&rows, &case_ids, &variant_ids);
-    let standings = judge(&rows, &layouts, &second, &case_ids, &variant_ids);
+    let standings = judge(&rows, &shifted, &layouts, &second, &case_ids, &variant_ids);
     let choices = choice_table(&standings);
     let judged_at = out_of_sample(galloc_lab::analyse::layout_choice::layouts(&standings));
     let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
@@ -192,6 +211,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         let measured = MeasuredRow::every("gtest", &case_ids, &variant_ids);
         write_csv(&dir.join(MANIFEST), &measured)?;
         write_csv(&dir.join("model.csv"), &rows)?;
+        write_csv(&dir.join(SHIFTED), &shifted)?;
         // What the rules were judged on, kept so the report judges them again from files.
         let judged: Vec<&SecondRow> = second
             .iter()

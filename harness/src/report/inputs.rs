@@ -533,8 +533,15 @@ pub fn layout_study(
             variants.push(&r.variant);
         }
     }
-    let standings =
-        crate::analyse::layout_choice::judge(&models, &layouts, &second, &programs, &variants);
+    let shifted_file = file.with_file_name(crate::results::SHIFTED);
+    let shifted: Vec<crate::results::ShiftRow> = if shifted_file.is_file() {
+        crate::results::read_csv(&shifted_file)?
+    } else {
+        Vec::new()
+    };
+    let standings = crate::analyse::layout_choice::judge(
+        &models, &shifted, &layouts, &second, &programs, &variants,
+    );
     Ok(Some(crate::analyse::layout_choice::Study {
         standings,
         models,

@@ -189,7 +189,9 @@ pub fn out_of_sample(layouts: usize) -> String {
          workload ran at (`just layout-model` runs it at all 16 of the sweep; the committed sweep \
          at 4), and is judged on the second workload alone at the layout it chose against the \
          linker's own (offset 0), with the ship rule's measures over the programs. The model's \
-         rule reads only its one run at the linker's layout; the main workload's cheapest is \
+         rules read only its one run at the linker's layout (the robust one also moves the heap's \
+         blocks -4 to +4 KiB further, for blocks a workload puts elsewhere, and moves a program \
+         only where every such prediction is cheaper than the linker's); the main workload's cheapest is \
          fitted to the main workload; the earliest heap base reads nothing; hindsight reads the \
          second workload itself, and shows what choosing a layout could give at best."
     )
@@ -278,14 +280,19 @@ pub fn program_table(standings: &[Standing]) -> String {
     out
 }
 
-/// The target, and which rule (an author could apply) meets it for every variant, if any.
-pub fn target_sentence(standings: &[Standing]) -> String {
-    let variants: Vec<&str> = standings.iter().fold(Vec::new(), |mut v, s| {
+/// The variants `standings` judge, in their order.
+fn variants_of(standings: &[Standing]) -> Vec<&str> {
+    standings.iter().fold(Vec::new(), |mut v, s| {
         if !v.contains(&s.variant.as_str()) {
             v.push(&s.variant);
         }
         v
-    });
+    })
+}
+
+/// The target, and which rule (an author could apply) meets it for every variant, if any.
+pub fn target_sentence(standings: &[Standing]) -> String {
+    let variants = variants_of(standings);
     let meeting: Vec<&str> = ChoiceRule::ALL
         .iter()
         .filter(|r| r.is_rule())
@@ -318,12 +325,7 @@ pub fn target_sentence(standings: &[Standing]) -> String {
 pub fn report_section(study: &Study, page: &str, docs: &str) -> String {
     let errors = errors(&study.models);
     let mut within = String::new();
-    let variants: Vec<&str> = study.standings.iter().fold(Vec::new(), |mut v, s| {
-        if !v.contains(&s.variant.as_str()) {
-            v.push(&s.variant);
-        }
-        v
-    });
+    let variants = variants_of(&study.standings);
     for (i, v) in variants.iter().enumerate() {
         let mine: Vec<&Errors> = errors
             .iter()

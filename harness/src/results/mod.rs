@@ -22,7 +22,10 @@ pub use files::{
     hex, keep_compressed_in, mark_working_copy, merge, read_csv, remove_temps_of,
     restore_files_hint, restore_hint, temp_of, write_csv, write_file, ZSTD_LEVEL,
 };
-pub use studies::{ModelRow, PageMapRow, ScaleRow, SkipRow, HEAP_DIR, LAYOUT_MODEL_DIR, SCALE_DIR};
+pub use studies::{
+    ModelRow, PageMapRow, ScaleRow, ShiftRow, SkipRow, HEAP_DIR, LAYOUT_MODEL_DIR, SCALE_DIR,
+    SHIFTED,
+};
 
 /// One case's probe build against its twin, message by message, `init` first (made by
 /// [`crate::run::measure::probe_differences`], fitted by [`crate::analyse::validation`]; not a

@@ -67,6 +67,24 @@ pub struct ModelRow {
     pub meter_fuel: Option<u64>,
 }
 
+/// One program at one layout of the sweep as the layout model predicts it with the heap's blocks
+/// shifted besides (`results/layout-model/shifted.csv`): what a robust choice of layout holds
+/// its prediction to ([`crate::analyse::layout_model::HEAP_SHIFTS`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShiftRow {
+    pub case: String,
+    pub variant: String,
+    pub offset: u32,
+    /// Bytes the heap's blocks were shifted besides the offset.
+    pub shift: i32,
+    /// gtest's total at offset 0 with the model's page charges at 0 (unshifted) replaced by
+    /// those here: comparable with [`ModelRow::predicted`].
+    pub predicted: u64,
+}
+
+/// `results/layout-model/shifted.csv`: the model's predictions with the heap's blocks shifted.
+pub const SHIFTED: &str = "shifted.csv";
+
 /// `results/layout-model/`: where the layout model's study writes (`just layout-model`).
 pub const LAYOUT_MODEL_DIR: &str = "layout-model";
 

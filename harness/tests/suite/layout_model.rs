@@ -7,9 +7,12 @@
 
 use super::integrity::results;
 use galloc_lab::analyse::layout_choice::{judge, ChoiceRule};
+use galloc_lab::analyse::layout_model::HEAP_SHIFTS;
 use galloc_lab::report::layout_model::{choice_table, error_table, rule_table};
 use galloc_lab::results::pages::{page_gas, PageCounts};
-use galloc_lab::results::{read_csv, LayoutRow, ModelRow, SecondRow, LAYOUT_MODEL_DIR, SECOND};
+use galloc_lab::results::{
+    read_csv, LayoutRow, ModelRow, SecondRow, ShiftRow, LAYOUT_MODEL_DIR, SECOND, SHIFTED,
+};
 use std::collections::BTreeMap;
 
 #[test]
@@ -98,8 +101,17 @@ fn the_layout_model_study_is_held_against_the_sweep_as_it_says() {
         shared += 1;
     }
     assert_eq!(shared, 17 * 2 * 4);
-    let standings = judge(&rows, &main, &second, &cases, &["shipping", "lab"]);
-    assert_eq!(standings.len(), 2 * 4, "4 rules for each allocator");
+    let shifted: Vec<ShiftRow> = read_csv(&dir.join(SHIFTED)).unwrap();
+    assert_eq!(shifted.len(), 17 * 2 * 16 * HEAP_SHIFTS.len());
+    let standings = judge(
+        &rows,
+        &shifted,
+        &main,
+        &second,
+        &cases,
+        &["shipping", "lab"],
+    );
+    assert_eq!(standings.len(), 2 * 5, "5 rules for each allocator");
     assert!(readme.contains(&choice_table(&standings)));
     let report = std::fs::read_to_string(results().join("README.md")).unwrap();
     assert!(report.contains(&rule_table(&standings)));
