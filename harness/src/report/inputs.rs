@@ -448,7 +448,7 @@ pub fn ship_programs() -> Vec<&'static str> {
 pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
     let mut ship = ship_given(results, corpus, None)?;
     ship.scale = scale_standing(results)?;
-    ship.layout = layout_study(results, &[results, corpus])?;
+    ship.layout = crate::report::layout_model::study(results, &[results, corpus])?;
     Ok(ship)
 }
 
@@ -499,53 +499,6 @@ pub fn scale_standing(
     }
     let rows: Vec<crate::results::ScaleRow> = crate::results::read_csv(&file)?;
     Ok(crate::analyse::scale::standing(&rows))
-}
-
-/// The layout study measured beside the results in `results` (`results/layout-model/model.csv`,
-/// `just layout-model`), its rules judged on the second workloads of `sweeps` (the directories
-/// whose sweep the report reads); `None` where it was not measured.
-pub fn layout_study(
-    results: &Path,
-    sweeps: &[&Path],
-) -> Result<Option<crate::analyse::layout_choice::Study>> {
-    let file = results
-        .join(crate::results::LAYOUT_MODEL_DIR)
-        .join("model.csv");
-    if !file.is_file() {
-        return Ok(None);
-    }
-    let models: Vec<crate::results::ModelRow> = crate::results::read_csv(&file)?;
-    let (layouts, committed) = read_sweeps(sweeps)?;
-    // The second workloads the study judged its rules on, where it kept them.
-    let kept = file.with_file_name(SECOND);
-    let second = if kept.is_file() {
-        crate::results::read_csv(&kept)?
-    } else {
-        committed
-    };
-    let mut programs: Vec<&str> = Vec::new();
-    let mut variants: Vec<&str> = Vec::new();
-    for r in &models {
-        if !programs.contains(&r.case.as_str()) {
-            programs.push(&r.case);
-        }
-        if !variants.contains(&r.variant.as_str()) {
-            variants.push(&r.variant);
-        }
-    }
-    let shifted_file = file.with_file_name(crate::results::SHIFTED);
-    let shifted: Vec<crate::results::ShiftRow> = if shifted_file.is_file() {
-        crate::results::read_csv(&shifted_file)?
-    } else {
-        Vec::new()
-    };
-    let standings = crate::analyse::layout_choice::judge(
-        &models, &shifted, &layouts, &second, &programs, &variants,
-    );
-    Ok(Some(crate::analyse::layout_choice::Study {
-        standings,
-        models,
-    }))
 }
 
 /// The rows an anatomy is made of ([`Anatomy::of`]), gathered from result sets.

@@ -1,5 +1,6 @@
 //! `results/layout-model/README.md`: the layout model held against the sweep, rendered from the rows
-//! `lab layout-model` wrote.
+//! `lab layout-model` wrote, and the report's "Choosing a layout": the layout rules judged on
+//! the second workloads, read back from those rows ([`study`]).
 
 use crate::analyse::layout::median;
 use crate::analyse::layout_choice::{
@@ -7,8 +8,10 @@ use crate::analyse::layout_choice::{
 };
 use crate::analyse::population::{spread_pct, BAND_PCT};
 use crate::results::ModelRow;
+use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 /// How well a model must predict a program's sweep: its largest error within this share of the
 /// program's own spread over the layouts (the dearest over the cheapest).
@@ -278,6 +281,53 @@ pub fn program_table(standings: &[Standing]) -> String {
          workload's change there against offset 0.\n",
     );
     out
+}
+
+/// The layout study measured beside the results in `results` (`results/layout-model/model.csv`,
+/// `just layout-model`), its rules judged on the second workloads of `sweeps` (the directories
+/// whose sweep the report reads); `None` where it was not measured.
+pub fn study(
+    results: &Path,
+    sweeps: &[&Path],
+) -> Result<Option<crate::analyse::layout_choice::Study>> {
+    let file = results
+        .join(crate::results::LAYOUT_MODEL_DIR)
+        .join("model.csv");
+    if !file.is_file() {
+        return Ok(None);
+    }
+    let models: Vec<crate::results::ModelRow> = crate::results::read_csv(&file)?;
+    let (layouts, committed) = crate::report::inputs::read_sweeps(sweeps)?;
+    // The second workloads the study judged its rules on, where it kept them.
+    let kept = file.with_file_name(crate::results::SECOND);
+    let second = if kept.is_file() {
+        crate::results::read_csv(&kept)?
+    } else {
+        committed
+    };
+    let mut programs: Vec<&str> = Vec::new();
+    let mut variants: Vec<&str> = Vec::new();
+    for r in &models {
+        if !programs.contains(&r.case.as_str()) {
+            programs.push(&r.case);
+        }
+        if !variants.contains(&r.variant.as_str()) {
+            variants.push(&r.variant);
+        }
+    }
+    let shifted_file = file.with_file_name(crate::results::SHIFTED);
+    let shifted: Vec<crate::results::ShiftRow> = if shifted_file.is_file() {
+        crate::results::read_csv(&shifted_file)?
+    } else {
+        Vec::new()
+    };
+    let standings = crate::analyse::layout_choice::judge(
+        &models, &shifted, &layouts, &second, &programs, &variants,
+    );
+    Ok(Some(crate::analyse::layout_choice::Study {
+        standings,
+        models,
+    }))
 }
 
 /// The variants `standings` judge, in their order.

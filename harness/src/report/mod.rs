@@ -11,7 +11,8 @@
 //! - [`anatomy_rows`]: the anatomy a report explains with, and the lab's prices a program borrows.
 //! - [`pick`]: `lab pick`'s answer for one program.
 //! - [`heap`]: where the heap starts (`results/heap-skip/`): the heap-skip study and page maps.
-//! - [`layout_model`]: the layout model held against the sweep (`results/layout-model/`).
+//! - [`layout_model`]: the layout model held against the sweep, and the layout rules judged on
+//!   the second workloads (`results/layout-model/`).
 //! - [`reproduction`]: a reproduction of someone else's allocator on its case, rendered.
 //! - [`scale`]: the scale cases (`results/scale/`): each variant's dearest checkpoint and every
 //!   checkpoint against shipping.

@@ -106,7 +106,7 @@ fn ship_verdict(
     // The scale cases sit beside the results, as the corpus does: read where they are.
     ship.scale = crate::report::inputs::scale_standing(real)?;
     // So does the layout study; its rules are judged on the sweep being published.
-    ship.layout = crate::report::inputs::layout_study(real, &[dir, &corpus])?;
+    ship.layout = crate::report::layout_model::study(real, &[dir, &corpus])?;
     Ok(Some(ship))
 }
 
