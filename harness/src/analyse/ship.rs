@@ -122,7 +122,8 @@ pub struct Ship {
     /// clause); empty where they were not measured.
     pub scale: std::collections::BTreeMap<String, crate::analyse::scale::AtScale>,
     /// The layout model held against the sweep and the layout rules judged on the second
-    /// workloads (`results/layout-model/`, `just layout-model`); `None` where not measured.
+    /// workloads (`results/layout-model/`, `just layout-model`), which the report shows beside
+    /// the verdict (read by `store::publish`); `None` where not measured or not read.
     pub layout: Option<crate::analyse::layout_choice::Study>,
 }
 

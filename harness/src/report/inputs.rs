@@ -448,7 +448,6 @@ pub fn ship_programs() -> Vec<&'static str> {
 pub fn ship(results: &Path, corpus: &Path) -> Result<Ship> {
     let mut ship = ship_given(results, corpus, None)?;
     ship.scale = scale_standing(results)?;
-    ship.layout = crate::report::layout_model::study(results, &[results, corpus])?;
     Ok(ship)
 }
 

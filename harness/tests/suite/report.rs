@@ -18,7 +18,12 @@ fn committed_report_is_rendered_from_committed_results() {
     let ship = corpus
         .join(galloc_lab::results::MANIFEST)
         .exists()
-        .then(|| galloc_lab::report::inputs::ship(&dir, &corpus).unwrap());
+        .then(|| {
+            let mut ship = galloc_lab::report::inputs::ship(&dir, &corpus).unwrap();
+            // The layout study sits beside the results, as `lab report` reads it.
+            ship.layout = galloc_lab::report::layout_model::study(&dir, &[&dir, &corpus]).unwrap();
+            ship
+        });
     let about = |d: &std::path::Path| About::of(ws.root(), d, None);
     let inputs = Inputs::read(&dir).unwrap();
     let anatomy = report_anatomy(&dir, &inputs, ship.as_ref()).unwrap();
