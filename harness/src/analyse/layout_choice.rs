@@ -134,13 +134,6 @@ pub struct Study {
     pub standings: Vec<Standing>,
 }
 
-impl Study {
-    /// How many layouts the rules chose among: the most any program offered.
-    pub fn layouts(&self) -> usize {
-        layouts(&self.standings)
-    }
-}
-
 /// How many layouts `standings`' rules chose among: the most any program offered.
 pub fn layouts(standings: &[Standing]) -> usize {
     standings
@@ -176,25 +169,16 @@ pub fn judge(
             .or_default()
             .insert(r.offset, r.total);
     }
-    let mut predicted: BTreeMap<Key, BTreeMap<u32, u64>> = BTreeMap::new();
+    // Each layout's predictions, unshifted first, then at every shift.
+    let mut predicted: BTreeMap<Key, BTreeMap<u32, Vec<u64>>> = BTreeMap::new();
     for r in models {
         predicted
             .entry((r.case.as_str(), r.variant.as_str()))
             .or_default()
-            .insert(r.offset, r.predicted);
-    }
-    // Each layout's predictions, unshifted first, then at every shift.
-    let mut robust: BTreeMap<Key, BTreeMap<u32, Vec<u64>>> = BTreeMap::new();
-    for r in models {
-        robust
-            .entry((r.case.as_str(), r.variant.as_str()))
-            .or_default()
-            .entry(r.offset)
-            .or_default()
-            .insert(0, r.predicted);
+            .insert(r.offset, vec![r.predicted]);
     }
     for r in shifted {
-        if let Some(p) = robust
+        if let Some(p) = predicted
             .get_mut(&(r.case.as_str(), r.variant.as_str()))
             .and_then(|by| by.get_mut(&r.offset))
         {
@@ -204,7 +188,7 @@ pub fn judge(
     // The robust rule's score: the dearest prediction, where every one is below the linker's
     // at the same shift (the linker's own always qualifies); `None` where some is not.
     let robust_score = |key: &Key, offset: u32| -> Option<Option<u64>> {
-        let by = robust.get(key)?;
+        let by = predicted.get(key)?;
         let here = by.get(&offset)?;
         let linker = by.get(&0)?;
         if here.len() != linker.len() || here.len() < 2 {
@@ -226,7 +210,9 @@ pub fn judge(
                     // `u64::MAX`: a layout the rule may not choose.
                     let score = |offset: u32, (heap_base, total): (u32, u64)| -> Option<u64> {
                         match rule {
-                            ChoiceRule::Model => predicted.get(&key)?.get(&offset).copied(),
+                            ChoiceRule::Model => {
+                                predicted.get(&key)?.get(&offset)?.first().copied()
+                            }
                             ChoiceRule::Robust => {
                                 Some(robust_score(&key, offset)?.unwrap_or(u64::MAX))
                             }

@@ -191,7 +191,7 @@ fn counts_moved(trace: &TouchTrace, moved: Move) -> Vec<PageCounts> {
 
 /// What Gear charges for `trace`'s page accesses at `offset`, over every message.
 pub fn page_charges(trace: &TouchTrace, offset: u32, heap: Heap) -> u64 {
-    page_counts(trace, offset, heap).iter().map(page_gas).sum()
+    shifted_charges(trace, offset, heap, 0)
 }
 
 /// [`page_charges`] with the heap's blocks shifted `shift` bytes besides ([`Move::shifted`]).
@@ -202,11 +202,11 @@ pub fn shifted_charges(trace: &TouchTrace, offset: u32, heap: Heap, shift: i32) 
         .sum()
 }
 
-/// A program's total at `offset` predicted from its total at the linker's layout (`measured`,
-/// gas on gtest): the same total, with the page charges at `offset` in place of those at 0.
-pub fn predicted_total(trace: &TouchTrace, measured: u64, offset: u32, heap: Heap) -> u64 {
-    let charges = |offset| page_charges(trace, offset, heap) as i128;
-    (measured as i128 + charges(offset) - charges(0)).max(0) as u64
+/// A program's total at another layout predicted from its total at the linker's (`measured`,
+/// gas on gtest): the same total, with the page charges there (`at_zero`) replaced by those at
+/// the other layout (`charges`, [`page_charges`] or [`shifted_charges`]).
+pub fn predicted(measured: u64, charges: u64, at_zero: u64) -> u64 {
+    (measured as i128 + charges as i128 - at_zero as i128).max(0) as u64
 }
 
 #[cfg(test)]
@@ -332,6 +332,15 @@ mod tests {
         assert_eq!(loads(vec![failed, read.clone()]), [0, 0]);
         assert_eq!(loads(vec![write.clone(), read.clone()]), [0, 1]);
         assert_eq!(loads(vec![write, freed, read]), [0, 0, 0]);
+    }
+
+    /// The prediction at `offset` from the total at the linker's layout.
+    fn predicted_total(trace: &TouchTrace, measured: u64, offset: u32, heap: Heap) -> u64 {
+        predicted(
+            measured,
+            page_charges(trace, offset, heap),
+            page_charges(trace, 0, heap),
+        )
     }
 
     #[test]

@@ -16,9 +16,9 @@
 //! together or not at all.
 
 use anyhow::{bail, Context, Result};
-use galloc_lab::analyse::layout_choice::judge;
+use galloc_lab::analyse::layout_choice::{judge, layouts as layouts_offered};
 use galloc_lab::analyse::layout_model::{
-    page_charges, page_counts, predicted_total, shifted_charges, Heap, HEAP_SHIFTS,
+    page_charges, page_counts, predicted, shifted_charges, Heap, HEAP_SHIFTS,
 };
 use galloc_lab::analyse::population::Totals;
 use galloc_lab::build::artifact::{build, BuildRequest};
@@ -161,9 +161,11 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                 variant: (*variant).into(),
                 offset,
                 shift,
-                predicted: (at_zero as i128 + shifted_charges(&trace, offset, heap, shift) as i128
-                    - zero_pages as i128)
-                    .max(0) as u64,
+                predicted: predicted(
+                    at_zero,
+                    shifted_charges(&trace, offset, heap, shift),
+                    zero_pages,
+                ),
             })
             .collect();
         let modelled = sweep
@@ -185,7 +187,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
                     variant: (*variant).into(),
                     offset,
                     measured,
-                    predicted: predicted_total(&trace, at_zero, offset, heap),
+                    predicted: predicted(at_zero, model_pages, zero_pages),
                     model_pages_gas: model_pages,
                     meter_pages_gas: meter_pages,
                     meter_fuel: metered.map(|r| r.total),
@@ -204,7 +206,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     let table = error_table(&rows, &case_ids, &variant_ids);
     let standings = judge(&rows, &shifted, &layouts, &second, &case_ids, &variant_ids);
     let choices = choice_table(&standings);
-    let judged_at = out_of_sample(galloc_lab::analyse::layout_choice::layouts(&standings));
+    let judged_at = out_of_sample(layouts_offered(&standings));
     let staged = galloc_lab::store::publish::Staged::begin(ws, &out)?;
     let wrote = staged.explain((|| -> Result<()> {
         let dir = &staged.dir;
@@ -249,7 +251,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 /// the committed sweep's (`committed`) where both ran: gas is deterministic, so they must be the
 /// same to the unit, or the two were not measured alike and neither can judge the rules.
 fn every_second(dir: &std::path::Path, committed: &[SecondRow]) -> Result<Vec<SecondRow>> {
-    let file = dir.join("gtest").join("second.csv");
+    let file = dir.join("gtest").join(SECOND);
     if !file.is_file() {
         bail!(
             "{}: no second workloads on gtest there; measure them with `lab measure --backends \

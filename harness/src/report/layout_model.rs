@@ -258,12 +258,12 @@ pub fn program_table(standings: &[Standing]) -> String {
         out.push_str(" ---: |");
     }
     out.push('\n');
-    let mut programs: Vec<&str> = Vec::new();
-    for c in standings.iter().flat_map(|s| &s.choices) {
-        if !programs.contains(&c.program.as_str()) {
-            programs.push(&c.program);
-        }
-    }
+    let programs = in_order(
+        standings
+            .iter()
+            .flat_map(|s| &s.choices)
+            .map(|c| c.program.as_str()),
+    );
     for program in programs {
         let _ = write!(out, "| {program} |");
         for s in standings {
@@ -305,16 +305,8 @@ pub fn study(
     } else {
         committed
     };
-    let mut programs: Vec<&str> = Vec::new();
-    let mut variants: Vec<&str> = Vec::new();
-    for r in &models {
-        if !programs.contains(&r.case.as_str()) {
-            programs.push(&r.case);
-        }
-        if !variants.contains(&r.variant.as_str()) {
-            variants.push(&r.variant);
-        }
-    }
+    let programs = in_order(models.iter().map(|r| r.case.as_str()));
+    let variants = in_order(models.iter().map(|r| r.variant.as_str()));
     let shifted_file = file.with_file_name(crate::results::SHIFTED);
     let shifted: Vec<crate::results::ShiftRow> = if shifted_file.is_file() {
         crate::results::read_csv(&shifted_file)?
@@ -330,14 +322,19 @@ pub fn study(
     }))
 }
 
+/// Each of `names` once, in the order first met.
+fn in_order<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    names.into_iter().fold(Vec::new(), |mut seen, n| {
+        if !seen.contains(&n) {
+            seen.push(n);
+        }
+        seen
+    })
+}
+
 /// The variants `standings` judge, in their order.
 fn variants_of(standings: &[Standing]) -> Vec<&str> {
-    standings.iter().fold(Vec::new(), |mut v, s| {
-        if !v.contains(&s.variant.as_str()) {
-            v.push(&s.variant);
-        }
-        v
-    })
+    in_order(standings.iter().map(|s| s.variant.as_str()))
 }
 
 /// The target, and which rule (an author could apply) meets it for every variant, if any.
@@ -397,7 +394,7 @@ pub fn report_section(study: &Study, page: &str, docs: &str) -> String {
          program's own spread over the layouts, the bar a rule needs, on {within} \
          ([the model against the sweep]({page})). Judged out of sample: {}\n\n\
          {}\n{}\n",
-        out_of_sample(study.layouts()),
+        out_of_sample(crate::analyse::layout_choice::layouts(&study.standings)),
         rule_table(&study.standings),
         target_sentence(&study.standings),
     )
