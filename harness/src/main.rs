@@ -42,6 +42,10 @@ enum Command {
     /// The variant a program should use (`lab pick CRATE SCENARIO`): measures it with every
     /// variant over the heap layouts and prints one answer and the Cargo line.
     Pick(cmd::pick::Args),
+    /// Where a program's statics and heap should fall (`lab layout CRATE [SCENARIO]...`): the
+    /// layout the robust layout rule chooses from one run, the `.cargo/config.toml` line that
+    /// sets it, and its predicted and measured effect (docs/layout-rule.md).
+    Layout(cmd::layout::Args),
     /// Two variants compared across the heap layouts, case by case (`lab verdict A,B`), from
     /// the results files, running nothing.
     Verdict(cmd::verdict::Args),
@@ -110,6 +114,7 @@ fn run() -> Result<()> {
         Command::Check(args) => cmd::check::run(&ws, args),
         Command::Verdict(args) => cmd::verdict::run(&ws, args),
         Command::Pick(args) => cmd::pick::run(&ws, args),
+        Command::Layout(args) => cmd::layout::run(&ws, args),
         Command::SweepCheck(args) => cmd::sweep_check::run(&ws, args),
         Command::Ship(args) => cmd::ship::run(&ws, args),
         Command::HeapSkip(args) => cmd::heap_skip::run(&ws, args),

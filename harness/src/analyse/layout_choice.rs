@@ -144,6 +144,38 @@ pub fn layouts(standings: &[Standing]) -> usize {
         .unwrap_or(0)
 }
 
+/// The robust rule's score for the layout at `offset`, from its predictions (`here`: unshifted
+/// first, then at each of [`crate::analyse::layout_model::HEAP_SHIFTS`]) and the linker's
+/// (`linker`, in the same order): `Some(Some(dearest))` where every prediction is below the
+/// linker's at the same shift (the linker's own always qualifies), `Some(None)` where some is
+/// not, `None` where the two do not pair up (no shifted predictions).
+pub fn robust_score(offset: u32, here: &[u64], linker: &[u64]) -> Option<Option<u64>> {
+    if here.len() != linker.len() || here.len() < 2 {
+        return None;
+    }
+    let cheaper = offset == 0 || here.iter().zip(linker).all(|(h, l)| h < l);
+    Some(cheaper.then(|| *here.iter().max().expect("two or more")))
+}
+
+/// The robust rule's choice among `predicted`'s layouts (offset: its predictions, as
+/// [`robust_score`] takes them; the linker's, 0, among them): the qualifying layout whose
+/// dearest prediction is lowest, ties to the smallest offset, so the linker's where none
+/// qualifies. `None` where the linker's layout has no predictions or some layout's do not pair
+/// up with them. What `lab layout` applies to an author's program, and [`judge`] to the 17.
+pub fn robust_choice(predicted: &BTreeMap<u32, Vec<u64>>) -> Option<u32> {
+    let linker = predicted.get(&0)?;
+    predicted
+        .iter()
+        .map(|(&offset, here)| {
+            let score = robust_score(offset, here, linker)?.unwrap_or(u64::MAX);
+            Some((score, offset))
+        })
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .min()
+        .map(|(_, offset)| offset)
+}
+
 /// Every rule's standing, per variant in the order given, over `programs` (those with a second
 /// workload at the linker's layout and a prediction at each of its layouts; gtest's rows only).
 /// Ties go to the smallest offset: a rule that cannot tell layouts apart keeps the linker's.
@@ -185,17 +217,9 @@ pub fn judge(
             p.push(r.predicted);
         }
     }
-    // The robust rule's score: the dearest prediction, where every one is below the linker's
-    // at the same shift (the linker's own always qualifies); `None` where some is not.
-    let robust_score = |key: &Key, offset: u32| -> Option<Option<u64>> {
+    let robust = |key: &Key, offset: u32| -> Option<Option<u64>> {
         let by = predicted.get(key)?;
-        let here = by.get(&offset)?;
-        let linker = by.get(&0)?;
-        if here.len() != linker.len() || here.len() < 2 {
-            return None;
-        }
-        let cheaper = offset == 0 || here.iter().zip(linker).all(|(h, l)| h < l);
-        Some(cheaper.then(|| *here.iter().max().expect("two or more")))
+        robust_score(offset, by.get(&offset)?, by.get(&0)?)
     };
     let mut out = Vec::new();
     for variant in variants {
@@ -213,9 +237,7 @@ pub fn judge(
                             ChoiceRule::Model => {
                                 predicted.get(&key)?.get(&offset)?.first().copied()
                             }
-                            ChoiceRule::Robust => {
-                                Some(robust_score(&key, offset)?.unwrap_or(u64::MAX))
-                            }
+                            ChoiceRule::Robust => Some(robust(&key, offset)?.unwrap_or(u64::MAX)),
                             ChoiceRule::Measured => main.get(&key)?.get(&offset).copied(),
                             ChoiceRule::EarliestInPage => Some(u64::from(heap_base % GEAR_PAGE)),
                             ChoiceRule::Hindsight => Some(total),
@@ -388,5 +410,20 @@ mod tests {
         let mut worse = shifted.to_vec();
         worse[4].predicted = 1_001;
         assert_eq!(by(&worse), Some(0));
+        // The same choices from the predictions alone, as `lab layout` makes them.
+        let alone = |shifted: &[ShiftRow]| {
+            let mut by: BTreeMap<u32, Vec<u64>> = models
+                .iter()
+                .map(|m| (m.offset, vec![m.predicted]))
+                .collect();
+            for s in shifted {
+                by.get_mut(&s.offset).expect("a layout").push(s.predicted);
+            }
+            robust_choice(&by)
+        };
+        assert_eq!(alone(&shifted), Some(200));
+        assert_eq!(alone(&worse), Some(0));
+        // No shifted predictions: no choice, rather than the unshifted cheapest.
+        assert_eq!(alone(&[]), None);
     }
 }

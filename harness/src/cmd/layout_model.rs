@@ -130,25 +130,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     // Then one run each on the granule-keeping meter, on every core.
     let rows = on_every_core(&jobs, |(case, scenario, variant, heap_base, artifact)| {
-        let (run, trace) = traced(&artifact.bytes, *heap_base, scenario).with_context(|| {
-            format!("{case} on the granule-keeping meter ({})", artifact.config)
-        })?;
-        // The model's foundation, checked on every run: at the layout it ran, it gives the
-        // meter's own counts, message by message.
-        let counted: Vec<PageCounts> = run.messages.iter().filter_map(|m| m.pages).collect();
-        let modelled = page_counts(&trace, 0, heap);
-        let same = |a: &PageCounts, b: &PageCounts| {
-            (a.read, a.write, a.write_after_read, a.loaded, a.changed)
-                == (b.read, b.write, b.write_after_read, b.loaded, b.changed)
-        };
-        if counted.len() != modelled.len()
-            || counted.iter().zip(&modelled).any(|(a, b)| !same(a, b))
-        {
-            bail!(
-                "{case} ({variant}): the layout model does not reproduce the meter's page counts \
-                 at the layout the program ran (a defect in the granule trace or the model)"
-            );
-        }
+        let (_, trace) =
+            traced_checked(&artifact.bytes, *heap_base, scenario, heap).with_context(|| {
+                format!("{case} on the granule-keeping meter ({})", artifact.config)
+            })?;
         let sweep = gas.of_variant(case, variant);
         let at_zero = sweep[&0];
         let zero_pages = page_charges(&trace, 0, heap);
@@ -373,6 +358,31 @@ fn explain(
         }
     }
     Ok(())
+}
+
+/// [`traced`], with the model's foundation checked: at the layout the program ran, the model
+/// gives the meter's own page counts, message by message (`lab layout` and `lab layout-model`
+/// build on nothing else).
+pub(super) fn traced_checked(
+    bytes: &[u8],
+    heap_base: u32,
+    scenario: &scenario::Scenario,
+    heap: Heap,
+) -> Result<(galloc_lab::run::execute::CaseRun, TouchTrace)> {
+    let (run, trace) = traced(bytes, heap_base, scenario)?;
+    let counted: Vec<PageCounts> = run.messages.iter().filter_map(|m| m.pages).collect();
+    let modelled = page_counts(&trace, 0, heap);
+    let same = |a: &PageCounts, b: &PageCounts| {
+        (a.read, a.write, a.write_after_read, a.loaded, a.changed)
+            == (b.read, b.write, b.write_after_read, b.loaded, b.changed)
+    };
+    if counted.len() != modelled.len() || counted.iter().zip(&modelled).any(|(a, b)| !same(a, b)) {
+        bail!(
+            "the layout model does not reproduce the meter's page counts at the layout the \
+             program ran (a defect in the granule trace or the model)"
+        );
+    }
+    Ok((run, trace))
 }
 
 /// `bytes` (whose heap base is `heap_base`) run through `scenario` on a meter keeping every

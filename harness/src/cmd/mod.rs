@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod heap_skip;
+pub mod layout;
 pub mod layout_model;
 pub mod measure;
 pub mod pick;

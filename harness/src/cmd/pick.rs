@@ -104,6 +104,16 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     );
     if backend == BackendKind::Gtest {
         println!("{}", where_from(ws, &out, &case, &pick)?);
+        // One more thing the author may change, beside the allocator: where its statics and
+        // heap fall, for the variant picked (its builds are the sweep's, already made).
+        let layout = super::layout::advise(
+            ws,
+            &args.program,
+            std::slice::from_ref(&args.scenario),
+            &pick.variant,
+            None,
+        )?;
+        println!("and its layout (`lab layout`, the same as `just layout`):\n{layout}");
     }
     Ok(())
 }

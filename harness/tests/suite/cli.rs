@@ -739,6 +739,27 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
                 "{stdout}"
             );
         }
+        // Beside the allocator, the layout: for the variant picked, a setting or the linker's
+        // layout kept, and the rule's own standing out of sample.
+        let layout = stdout
+            .split_once("and its layout (`lab layout`")
+            .unwrap_or_else(|| panic!("no layout offered:\n{stdout}"))
+            .1;
+        assert!(
+            layout.contains(&format!(
+                " with `{expected}`: where its statics and heap fall"
+            )),
+            "{stdout}"
+        );
+        assert!(
+            layout.contains("link-arg=--global-base=")
+                || layout.contains("keep the linker's layout"),
+            "{stdout}"
+        );
+        assert!(
+            layout.contains("judged on workloads it did not choose from"),
+            "{stdout}"
+        );
     }
 }
 

@@ -19,6 +19,7 @@ mod explained;
 mod fates;
 mod heap;
 mod integrity;
+mod layout;
 mod layout_model;
 mod layouts;
 mod links;

@@ -123,6 +123,15 @@ fn every_recipe_argument_reaches_the_lab_as_one_argument_and_never_runs() {
         lab_args(&calls),
         ["pick", &evil, &scenario, "--variants", "lab,talc"]
     );
+    let (ok, err, calls) = cargo.just(&["layout", &evil, &scenario, "lab"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        lab_args(&calls),
+        ["layout", &evil, &scenario, "--variant", "lab"]
+    );
+    let (ok, err, calls) = cargo.just(&["layout", &evil]);
+    assert!(ok, "{err}");
+    assert_eq!(lab_args(&calls), ["layout", &evil, "--variant", "shipping"]);
     let (ok, err, calls) = cargo.just(&["replay", "all", "default", &evil]);
     assert!(ok, "{err}");
     assert_eq!(
