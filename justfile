@@ -71,9 +71,10 @@ program crate scenario variants="all" backends="wasmtime,gtest": setup
 pick crate scenario variants="all": setup
     cargo run --locked -p galloc-lab --bin lab -- pick {{quote(crate)}} {{quote(scenario)}} --variants {{quote(variants)}}
 
-# Where should a program's statics and heap fall? Runs it once on the wasmtime meter at the linker's layout (SCENARIO: the crate's <package>.json when not given), chooses a layout by the robust layout rule (docs/layout-rule.md), builds and measures it on gtest against the linker's, and prints the `.cargo/config.toml` line that sets it, the predicted and measured change, and what the rule gave on the lab's 17 programs out of sample. Example: `just layout contracts/examples/guestbook contracts/examples/guestbook/guestbook.json`.
-layout crate scenario="" variant="shipping": setup
-    cargo run --locked -p galloc-lab --bin lab -- layout {{quote(crate)}} {{ if scenario != "" { quote(scenario) } else { "" } }} --variant {{quote(variant)}}
+# Where should a program's statics and heap fall? Runs it once on the wasmtime meter at the linker's layout on the first SCENARIO (the crate's <package>.json when none is given), chooses a layout by the robust layout rule (docs/layout-rule.md), builds and measures it on gtest against the linker's on every SCENARIO (the later ones are workloads the choice did not see; it is recommended only where each measured it cheaper), and prints the `.cargo/config.toml` line that sets it, the predicted and measured change, and what the rule gave on the lab's 17 programs out of sample. `--variant V` for a program linking a variant (default shipping). Example: `just layout contracts/examples/guestbook contracts/examples/guestbook/guestbook.json contracts/examples/guestbook/guestbook-second.json`. Each argument reaches the lab as its own argument ("$@"), never as shell.
+[positional-arguments]
+layout crate *scenarios: setup
+    cargo run --locked -p galloc-lab --bin lab -- layout "$@"
 
 # The regression gate: measure into target/lab/check at the linker's layout (the sweep is for verdicts, not for the gate), then compare with the committed results/ (the baseline); fails if any total or allocator cost rose by more than TOLERANCE percent (default 0: any rise).
 check variants="all" cases="default" backends="wasmtime,gtest" tolerance="0": setup
