@@ -5,7 +5,7 @@
 //! workload the choice was not made from, it recommends the setting exactly when every scenario
 //! measured it cheaper, and on polls, where the second is dearer, it does not.
 
-use super::cli::{examples_turn, lab_printing};
+use super::cli::{examples_turn, lab, lab_printing};
 use galloc_lab::build::wasm::{data_start, exported_global};
 use std::path::{Path, PathBuf};
 
@@ -194,4 +194,45 @@ fn the_setting_lab_layout_prints_moves_the_authors_heap_base_as_it_says() {
         "the heap base moved by {} bytes, not the {moved} printed:\n{out}",
         base_set - base_as_found
     );
+}
+
+/// Each mistake an author can make with `lab layout` is named with what to do, before any build.
+#[test]
+fn layout_mistakes_are_named() {
+    let guestbook = "../contracts/examples/guestbook";
+    let scenario = "../contracts/examples/guestbook/guestbook.json";
+    for (args, says) in [
+        (
+            vec![guestbook, scenario, "--variant", "nope"],
+            "unknown variant `nope`; known variants:",
+        ),
+        (
+            vec![guestbook, scenario, "--variant", "pr4853"],
+            "`pr4853` is a reproduction, not an allocator a program links",
+        ),
+        (
+            vec![guestbook, scenario, "--offset", "100"],
+            "--offset 100: a layout moves the statics by a multiple of 16 bytes",
+        ),
+        (
+            vec![
+                guestbook,
+                scenario,
+                "../contracts/examples/guestbook/missing.json",
+            ],
+            "cannot read the scenario file ../contracts/examples/guestbook/missing.json",
+        ),
+        // relay has no scenario file beside it: one must be given.
+        (
+            vec!["../contracts/examples/relay"],
+            "relay/relay.json: the layout is chosen from one run of the program, so give a scenario file",
+        ),
+    ] {
+        let (ok, err) = lab(&[&["layout"], args.as_slice()].concat());
+        assert!(!ok && err.contains(says), "{args:?}: {err}");
+        assert!(
+            !err.contains("building "),
+            "{args:?} built before refusing: {err}"
+        );
+    }
 }
