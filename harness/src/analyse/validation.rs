@@ -86,6 +86,15 @@ fn calibrating(points: &[Option<Difference>]) -> usize {
         .unwrap_or(0)
 }
 
+/// Whether a build's probe validation holds on a case: the fit matches every message it
+/// compares to the unit (all but the one that calibrates). Where it does not, the probe's
+/// model of its own cost (a constant per message and per call) does not hold for the program,
+/// so what rests on subtracting it (the allocator's share, its cost per call) is not
+/// measured and is not shown as measured.
+pub fn holds(row: &ValidationRow) -> bool {
+    row.exact_messages + 1 >= row.messages
+}
+
 /// The probe's fitted overheads for one build: per message, and per call of each op.
 pub type Overheads = (i64, [i64; 4]);
 

@@ -43,10 +43,9 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 use super::files::{hex, publish, temp_beside};
-use super::toolchain::rustc_version;
+use super::gear::{builder_rustc_flags, gear_post_process};
+pub use super::toolchain::PROFILE;
 pub use super::toolchain::TARGET;
-/// The cargo profile programs are built with (see the workspace `Cargo.toml`).
-pub const PROFILE: &str = "wasm";
 
 /// What happens to the `.wasm` cargo produced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,11 +190,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             .map(str::to_owned),
     );
     galloc_features.extend(layout_pad_features(req.layout_pad)?);
-    let cargo_home = std::env::var("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|_| std::env::var("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .context("neither CARGO_HOME nor HOME is set")?;
-    let remap = remap_flags(ws.root(), &cargo_home);
+    let cargo_home = super::config::cargo_home()?;
     let mut cmd = crate::build::workspace::cargo_command();
     cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
         .args(["--target", TARGET]);
@@ -262,12 +257,26 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     if let Some(object) = &skip {
         base_flags.extend(["-C".into(), format!("link-arg={}", object.display())]);
     }
+    // The rustflags the crate's own cargo config gives this target, which cargo would ignore
+    // once the variable below is set ([`super::config`]): first, then the lab's remaps.
+    let runs_in = cmd
+        .get_current_dir()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| ws.root().to_path_buf());
+    let mut rustflags = super::config::rustflags(&runs_in)?;
+    // `cargo rustc`'s own arguments come before the rustflags on rustc's command line, and the
+    // linker takes the last `--global-base`: where the author's config sets one and the lab
+    // moves the layout, the lab's flags go after theirs so that they win there, and only there.
+    if super::config::global_base(&rustflags).is_some() && !base_flags.is_empty() {
+        rustflags.append(&mut base_flags);
+    }
+    rustflags.extend(remap_flags(ws.root(), &cargo_home));
     cmd.arg("--target-dir")
         .arg(&target_dir)
         .arg("--")
         .args(builder_rustc_flags()?)
         .args(base_flags)
-        .env("CARGO_ENCODED_RUSTFLAGS", remap)
+        .env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"))
         .env("__CARGO_DEFAULT_LIB_METADATA", "galloc-lab")
         .env_remove("RUSTFLAGS");
     let stamp = match req.external {
@@ -340,16 +349,62 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     finish(req, config, dir, raw, bytes)
 }
 
+/// `req`'s program placed from the linker's own layout instead of its crate's: its plain build
+/// (with the crate's cargo config, [`super::config`]) re-linked without the `--global-base` that
+/// config gives it, then its statics `offset` bytes higher than the linker puts them (0: where
+/// it puts them). What `lab layout` measures a crate that sets its own layout against, so that
+/// its choice is the same before and after the author applies it. Needs the plain build's kept
+/// link ([`super::relink`]).
+pub fn from_linker(ws: &Workspace, req: BuildRequest<'_>, offset: u32) -> Result<Artifact> {
+    if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
+        bail!(
+            "a layout offset of {offset} bytes cannot be built: it must be a multiple of 16 up \
+             to {MAX_LAYOUT_OFFSET}"
+        );
+    }
+    let plain = build(
+        ws,
+        BuildRequest {
+            layout_offset: 0,
+            heap_skip: 0,
+            post: PostProcess::None,
+            ..req
+        },
+    )?;
+    let stash = super::relink::Stash::verified(&plain.path, &plain.sha256, &plain.bytes)?
+        .with_context(|| {
+            format!(
+                "{} sets its own `--global-base`, and the lab places such a program from the \
+                 linker's own layout by re-linking its build, which could not be done here (see \
+                 the warning above); build the lab (`cargo build -p galloc-lab`) and try again",
+                plain.path.display()
+            )
+        })?;
+    let linker = stash.link_from_linker(None)?;
+    let bytes = match offset {
+        0 => linker,
+        _ => {
+            let start = crate::build::wasm::data_start(&linker)?
+                .with_context(|| format!("{} has no static data to move", plain.path.display()))?;
+            stash.link_from_linker(Some(u64::from(start) + u64::from(offset)))?
+        }
+    };
+    let config = format!("{}+linker{offset}", plain.config);
+    let dir = plain.path.parent().unwrap_or(ws.root()).to_path_buf();
+    let raw = dir.join(format!("{config}.wasm"));
+    collect(&dir, &raw, &bytes, None)?;
+    finish(req, config, dir, raw, bytes)
+}
+
 /// The flags every build's rustc gets through cargo: the lab's root and cargo's home remapped,
 /// so no path of this machine is in a program's bytes. As `CARGO_ENCODED_RUSTFLAGS` (flags
 /// separated by 0x1f): `RUSTFLAGS` is split on spaces, and a lab checked out at a path with a
 /// space gave rustc half a flag and built nothing.
-fn remap_flags(root: &Path, cargo_home: &Path) -> String {
+fn remap_flags(root: &Path, cargo_home: &Path) -> [String; 2] {
     [
         format!("--remap-path-prefix={}=/lab", root.display()),
         format!("--remap-path-prefix={}=/cargo", cargo_home.display()),
     ]
-    .join("\x1f")
 }
 
 /// Puts a build's `bytes` at `raw` in `dir` (untouched if they are already there) and records
@@ -500,59 +555,6 @@ fn layout_pad_features(pad: u32) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The flags gear-wasm-builder 2.0 passes to `rustc` for the program crate, by rustc version
-/// (`CargoCommand::new` in gear-wasm-optimizer).
-fn builder_rustc_flags() -> Result<Vec<&'static str>> {
-    let version = rustc_version()?.lines().next().unwrap_or_default();
-    let minor: u32 = version
-        .split(['.', ' '])
-        .nth(2)
-        .and_then(|m| m.parse().ok())
-        .with_context(|| format!("cannot read rustc's version from `{}`", version.trim()))?;
-    let mut flags = vec!["-Clink-arg=--import-memory"];
-    if minor >= 91 {
-        flags.extend([
-            "-C",
-            "link-arg=--mllvm=-mcpu=mvp",
-            "-C",
-            "link-arg=--mllvm=-mattr=+mutable-globals",
-            "-C",
-            "linker-plugin-lto",
-        ]);
-    }
-    if minor >= 96 {
-        flags.extend(["-C", "link-arg=--allow-undefined"]);
-    }
-    Ok(flags)
-}
-
-/// gear-wasm-builder's `postprocess_opt`, step for step, except that a missing or failing
-/// `wasm-opt` is an error here (the builder only warns): every variant must get the same
-/// post-processing or the comparison is void.
-fn gear_post_process(raw: &Path, opt: &Path) -> Result<()> {
-    use gear_wasm_optimizer::{optimize_wasm, Optimizer};
-    let raw = raw.to_path_buf();
-    let opt = opt.to_path_buf();
-    let mut optimizer = Optimizer::new(&raw).with_context(|| {
-        format!(
-            "{} is not a module gear-wasm-optimizer reads",
-            raw.display()
-        )
-    })?;
-    // The builder carries on without the export when insertion fails; so do we.
-    let _ = optimizer.insert_stack_end_export();
-    optimizer.strip_custom_sections();
-    optimizer.strip_exports();
-    optimizer.flush_to_file(&opt);
-    optimize_wasm(&opt, &opt, "4", true).map_err(|e| {
-        anyhow::anyhow!(
-            "wasm-opt failed on {}: {e}\nhint: run `just setup` (installs binaryen)",
-            opt.display()
-        )
-    })?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,7 +564,7 @@ mod tests {
     fn a_root_with_a_space_stays_one_flag() {
         let flags = remap_flags(Path::new("/w/a lab"), Path::new("/h/my cargo"));
         assert_eq!(
-            flags.split('\x1f').collect::<Vec<_>>(),
+            flags,
             [
                 "--remap-path-prefix=/w/a lab=/lab",
                 "--remap-path-prefix=/h/my cargo=/cargo"

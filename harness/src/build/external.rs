@@ -19,7 +19,60 @@
 use crate::build::workspace::Workspace;
 use anyhow::{bail, Context, Result};
 use sha2::Digest;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The key under which [`Program::inputs`] records the toolchain.
+pub const TOOLCHAIN_INPUT: &str = "rustc -vV";
+
+/// SHA-256 over a program's inputs ([`Program::inputs`]): its identity. Two builds with any
+/// input different are two programs, whose results never mix.
+pub fn identity(inputs: &BTreeMap<String, String>) -> String {
+    let mut h = sha2::Sha256::new();
+    for (path, hash) in inputs {
+        h.update(path.as_bytes());
+        h.update([0]);
+        h.update(hash.as_bytes());
+        h.update([0]);
+    }
+    crate::results::hex(&h.finalize())
+}
+
+/// The files a cargo dep-info file names as its first rule's prerequisites (Makefile syntax:
+/// `target: a b \` with spaces escaped `\ ` and lines continued by a trailing `\`).
+pub fn dep_info_files(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\n", " ");
+    let Some(line) = joined.lines().find(|l| !l.trim().is_empty()) else {
+        return Vec::new();
+    };
+    // The target ends at the first `: ` not escaped; the target's own path may hold a colon.
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = line.chars().peekable();
+    let mut in_deps = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some(' ') | Some('\\') | Some('#') | Some(':')) => {
+                word.push(chars.next().expect("peeked"));
+            }
+            ':' if !in_deps && matches!(chars.peek(), Some(' ') | None) => {
+                in_deps = true;
+                word.clear();
+            }
+            ' ' | '\t' => {
+                if in_deps && !word.is_empty() {
+                    words.push(PathBuf::from(std::mem::take(&mut word)));
+                }
+                word.clear();
+            }
+            c => word.push(c),
+        }
+    }
+    if in_deps && !word.is_empty() {
+        words.push(PathBuf::from(word));
+    }
+    words
+}
 
 /// A gstd program outside the lab's workspace.
 #[derive(Clone, Debug)]
@@ -88,6 +141,16 @@ impl Program {
         )
         .context("cannot run cargo locate-project")?;
         if !out.status.success() {
+            // Killed by a signal (cargo itself or the lab's supervisor of it): that is not a
+            // manifest cargo cannot read.
+            if out.status.code().is_none() {
+                bail!(
+                    "cargo locate-project for {} was stopped from outside the lab ({}); nothing \
+                     was built: run it again",
+                    self.manifest.display(),
+                    out.status
+                );
+            }
             bail!(
                 "cargo cannot read {}:\n{}",
                 self.manifest.display(),
@@ -98,55 +161,111 @@ impl Program {
         Ok(root.with_file_name("Cargo.lock"))
     }
 
-    /// SHA-256 over the crate as a build reads it: every file under its directory (by path
-    /// and bytes; not `target/`, hidden entries, nor scenario files: `*.json` and the files in
-    /// `scenarios`, which are what the program is sent, not what it is) and its workspace's
-    /// `Cargo.lock`. The same
-    /// directory with other sources is another program: its results must not mix with the
-    /// earlier ones' ([`crate::results::metadata::ProgramSource`]). Read before anything is
-    /// built, so it cannot know which files the build reads: any other file counts.
-    pub fn sources_sha256(&self, scenarios: &[PathBuf]) -> Result<String> {
+    /// Every input a build of this program reads, as far as the lab can know it now, each by
+    /// path (absolute) and the SHA-256 of its bytes (`absent` for a file that is not there):
+    ///
+    /// - the files cargo's dep-info lists for its last build in the lab
+    ///   ([`Program::built_inputs`]: every source file `rustc` read, `include_str!`'s and
+    ///   `include_bytes!`'s included, and every file a build script said it reads), and `also`
+    ///   (the inputs an earlier results directory recorded, so that a file read then and
+    ///   deleted or no longer read now counts as a change);
+    /// - the manifest of every package those files belong to, the workspace's manifest and its
+    ///   `Cargo.lock`;
+    /// - every cargo config file that applies in the crate's directory ([`super::config::files`]);
+    /// - the toolchain (`rustc -vV`, under the key `rustc -vV`).
+    ///
+    /// Registry and git sources are not listed (the lock file pins them), nor the lab's own
+    /// files (the allocator, which the artifacts' hashes record) and build outputs. The scenario
+    /// files given are left out by path, and nothing else by pattern: a JSON file or a hidden
+    /// file the build reads is an input like any other. Before the program's first build only
+    /// the manifests, lock, config and toolchain are known; the builds' own dep-info completes
+    /// the set after them.
+    pub fn inputs(
+        &self,
+        ws: &Workspace,
+        also: &[PathBuf],
+        scenarios: &[PathBuf],
+    ) -> Result<BTreeMap<String, String>> {
         let scenarios: Vec<PathBuf> = scenarios
             .iter()
             .filter_map(|s| s.canonicalize().ok())
             .collect();
+        let cargo_home = super::config::cargo_home()?;
         let dir = self.manifest.parent().unwrap_or(Path::new("/"));
-        let mut files = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            let entries =
-                std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?;
-            for entry in entries {
-                let entry = entry.with_context(|| format!("cannot list {}", d.display()))?;
-                let name = entry.file_name();
-                let path = entry.path();
-                if name.to_string_lossy().starts_with('.') || (d == dir && name == "target") {
-                    continue;
-                }
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_none_or(|e| e != "json") && !scenarios.contains(&path)
-                {
-                    files.push(path);
-                }
-            }
-        }
-        files.push(self.lock_file()?);
-        files.sort();
-        let mut h = sha2::Sha256::new();
-        for file in files {
-            let bytes = match std::fs::read(&file) {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        let lock = self.lock_file()?;
+        let mut files: BTreeSet<PathBuf> = self.built_inputs(ws)?.into_iter().collect();
+        files.extend(also.iter().cloned());
+        // The manifest of each package a file belongs to (the nearest `Cargo.toml` above it).
+        let manifests: BTreeSet<PathBuf> = files
+            .iter()
+            .filter_map(|f| {
+                f.ancestors()
+                    .skip(1)
+                    .map(|d| d.join("Cargo.toml"))
+                    .find(|m| m.is_file())
+            })
+            .collect();
+        files.extend(manifests);
+        files.insert(self.manifest.clone());
+        files.insert(lock.with_file_name("Cargo.toml"));
+        files.insert(lock);
+        files.extend(super::config::files(dir, &cargo_home));
+        let mut out = BTreeMap::new();
+        for file in files.into_iter().filter(|f| !scenarios.contains(f)) {
+            let hash = match std::fs::read(&file) {
+                Ok(bytes) => crate::results::hex(&sha2::Sha256::digest(&bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "absent".to_owned(),
                 Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
             };
-            h.update(file.as_os_str().as_encoded_bytes());
-            h.update((bytes.len() as u64).to_le_bytes());
-            h.update(&bytes);
+            out.insert(file.display().to_string(), hash);
         }
-        Ok(crate::results::hex(&h.finalize()))
+        out.insert(
+            TOOLCHAIN_INPUT.to_owned(),
+            crate::results::hex(&sha2::Sha256::digest(
+                super::toolchain::rustc_version()?.as_bytes(),
+            )),
+        );
+        Ok(out)
     }
 
+    /// The files the program's last build in the lab read, from cargo's dep-info for it
+    /// (`<target>/wasm32v1-none/wasm/<lib>.d`, rewritten by every build, read under the build
+    /// lock), but for the registry's and git's sources, the toolchain's, the lab's allocator
+    /// and build outputs ([`Program::inputs`]); none before its first build.
+    pub fn built_inputs(&self, ws: &Workspace) -> Result<Vec<PathBuf>> {
+        let target_dir = ws.target_dir(&format!("external/{}", self.key));
+        let dep_info = target_dir
+            .join(super::toolchain::TARGET)
+            .join(super::toolchain::PROFILE)
+            .join(format!("{}.d", self.lib_name));
+        if !dep_info.is_file() {
+            return Ok(Vec::new());
+        }
+        let lock_path = target_dir.join("lab-build.lock");
+        let lock = std::fs::File::create(&lock_path)
+            .with_context(|| format!("cannot create {}", lock_path.display()))?;
+        lock.lock()
+            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        let text = std::fs::read_to_string(&dep_info)
+            .with_context(|| format!("cannot read {}", dep_info.display()))?;
+        drop(lock);
+        let home = super::config::cargo_home()?;
+        let rustup = std::env::var("RUSTUP_HOME")
+            .map_or_else(|_| home.with_file_name(".rustup"), PathBuf::from);
+        let skip = [
+            home,
+            rustup,
+            ws.root().join("target"),
+            ws.root().join("allocator"),
+        ];
+        // rustc names an `include_str!`'d file as the macro spelled it (`src/../data.json`):
+        // one spelling per file, so that the same file is the same input.
+        Ok(dep_info_files(&text)
+            .into_iter()
+            .map(|f| f.canonicalize().unwrap_or(f))
+            .filter(|f| !skip.iter().any(|s| f.starts_with(s)))
+            .collect())
+    }
     /// The lock file cargo resolves this program's build against, under the lab's `target_dir`
     /// for it: a copy of the author's `Cargo.lock` as it is now (none if they have none), made
     /// before each build. Cargo is pointed at it (`resolver.lockfile-path`, [`lock_args`]), so
@@ -430,6 +549,17 @@ pub fn profile_config(ws: &Workspace, profile: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Escaped spaces stay in their path, continued lines join, later rules are not read.
+    #[test]
+    fn dep_info_lists_every_prerequisite_of_its_first_rule() {
+        let text = "/t/w/x.wasm: /a/src/lib.rs /a/with\\ space/data.json \\\n /a/.hidden\n\n/a/src/lib.rs:\n";
+        assert_eq!(
+            dep_info_files(text),
+            ["/a/src/lib.rs", "/a/with space/data.json", "/a/.hidden"].map(PathBuf::from)
+        );
+        assert!(dep_info_files("").is_empty());
+    }
 
     /// Two crates of one package name get different keys (target directories and default
     /// results directories: two programs with a `test.json` each never share one), the same

@@ -260,6 +260,22 @@ impl Stash {
     /// The module linked with its statics from `global_base` (`None`: where the linker puts
     /// them) and, last, the object `skip` ([`skip_object`]) when given.
     pub fn link(&self, global_base: Option<u64>, skip: Option<&Path>) -> Result<Vec<u8>> {
+        self.link_keeping(global_base, skip, true)
+    }
+
+    /// The module linked as the linker places it by itself, then with `global_base` if given:
+    /// every `--global-base` the build's own flags gave the linker (an author's layout setting,
+    /// from their cargo config) left out.
+    pub fn link_from_linker(&self, global_base: Option<u64>) -> Result<Vec<u8>> {
+        self.link_keeping(global_base, None, false)
+    }
+
+    fn link_keeping(
+        &self,
+        global_base: Option<u64>,
+        skip: Option<&Path>,
+        theirs: bool,
+    ) -> Result<Vec<u8>> {
         static LINKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let tmp = self.dir.with_extension(format!(
             "link.{}-{}.out",
@@ -278,6 +294,8 @@ impl Stash {
                 out = Some(path);
             } else if let Some(object) = arg.strip_prefix(STASH_MARK) {
                 cmd.arg(format!("{stash}{object}"));
+            } else if !theirs && arg.starts_with("--global-base=") {
+                continue;
             } else {
                 cmd.arg(arg);
             }

@@ -178,8 +178,10 @@ pub(crate) fn tree_key_now(root: &Path, cargo_home: &Path) -> Result<String> {
             }
         }
     }
-    files.extend(["config", "config.toml"].map(|f| cargo_home.join(f)));
+    // Cargo's config files wherever they apply: above the repository too, and cargo's home.
+    files.extend(super::config::files(root, cargo_home));
     files.sort();
+    files.dedup();
     let mut h = Sha256::new();
     for file in &files {
         let Ok(bytes) = std::fs::read(file) else {

@@ -16,6 +16,9 @@ use std::process::Command;
 /// The target Gear programs are built for.
 pub const TARGET: &str = "wasm32v1-none";
 
+/// The cargo profile programs are built with (see the workspace `Cargo.toml`).
+pub const PROFILE: &str = "wasm";
+
 /// The lab's `rust-toolchain.toml`, as this binary was built with it.
 const PINNED_FILE: &str = include_str!("../../../rust-toolchain.toml");
 

@@ -25,7 +25,9 @@ use galloc_lab::analyse::layout_choice::{robust_choice, ChoiceRule, Standing};
 use galloc_lab::analyse::layout_model::{
     page_charges, predicted, shifted_charges, Heap, HEAP_SHIFTS,
 };
-use galloc_lab::build::artifact::{build, Artifact, BuildRequest, PostProcess, MAX_LAYOUT_OFFSET};
+use galloc_lab::build::artifact::{
+    build, from_linker, Artifact, BuildRequest, PostProcess, MAX_LAYOUT_OFFSET,
+};
 use galloc_lab::build::external::{case_of, Program};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::report::tables::thousands;
@@ -51,8 +53,23 @@ pub struct Args {
     variant: String,
     /// Instead of the rule's choice, the setting that places the statics this many bytes
     /// higher (a multiple of 16), predicted and measured the same way.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = offset)]
     offset: Option<u32>,
+}
+
+/// `--offset`: bytes the statics move up, so a whole number, 0 or more (a negative one reached
+/// clap's own message, which named no layout).
+fn offset(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 0 => u32::try_from(n).map_err(|_| format!("{n} bytes is far too far")),
+        Ok(n) => Err(format!(
+            "{n}: a layout moves the statics up from the linker's layout, never below it; give 0 \
+             or more bytes (a multiple of 16)"
+        )),
+        Err(e) => Err(format!(
+            "`{text}`: {e}; give a number of bytes, a multiple of 16"
+        )),
+    }
 }
 
 /// Everything measured at one layout: the build, and gtest's total on each scenario.
@@ -91,6 +108,13 @@ pub fn advise(
             "`{}` is a reproduction, not an allocator a program links (its runs go wrong by \
              design): give `shipping` or a candidate variant",
             variant.id
+        );
+    }
+    if offset == Some(0) {
+        bail!(
+            "--offset 0 is the linker's layout itself: there is nothing to move or compare; give \
+             the bytes to move the statics by (a multiple of 16), or no --offset for the rule's \
+             choice"
         );
     }
     if let Some(o) = offset {
@@ -132,12 +156,25 @@ pub fn advise(
         ..BuildRequest::deployed(package, variant)
     };
 
+    // A crate whose own cargo config sets `--global-base` (an author who applied this
+    // command's line) is placed from the linker's own layout all the same: its build re-linked
+    // without that setting. So the choice is the same before and after it is applied, and the
+    // crate's layout is measured as one of the sweep's.
+    let crate_dir = program.manifest.parent().unwrap_or(crate_dir);
+    let theirs =
+        galloc_lab::build::config::global_base(&galloc_lab::build::config::rustflags(crate_dir)?);
+    let at = |offset: u32, post: PostProcess| -> Result<Artifact> {
+        match theirs {
+            None => build(ws, request(offset, post)),
+            Some(_) => from_linker(ws, request(0, post), offset),
+        }
+    };
     // The linker's layout: the build as deployed, and the one run the model needs.
     eprintln!(
         "building {package} for {} (the linker's layout)",
         variant.id
     );
-    let linker = measured(build(ws, request(0, PostProcess::Gear))?, &scenarios)?;
+    let linker = measured(at(0, PostProcess::Gear)?, &scenarios)?;
     let heap_base = heap_base_of(&linker.artifact)?;
     let (_, trace) = super::layout_model::traced_checked(
         &linker.artifact.bytes,
@@ -180,7 +217,49 @@ pub fn advise(
         thousands(heap_base.into()),
         thousands((heap_base % GEAR_PAGE).into())
     )?;
+    // Where the statics start at the linker's layout: the printed address is this plus the move.
+    let raw = at(0, PostProcess::None)?;
+    let start = galloc_lab::build::wasm::data_start(&raw.bytes)?.with_context(|| {
+        format!(
+            "{} has no static data: there is nothing a layout could move",
+            raw.path.display()
+        )
+    })?;
+    // The crate's own setting, as a move from the linker's layout (`None`: it sets none).
+    let crates = match theirs {
+        None => None,
+        Some(base) => {
+            let own = build(ws, request(0, PostProcess::Gear))?;
+            let own_base = heap_base_of(&own)?;
+            writeln!(
+                out,
+                "  the crate's layout: heap base {} ({} into its Gear page), set by \
+                 `--global-base={base}` in its cargo config (statics {:+} bytes from the linker's)",
+                thousands(own_base.into()),
+                thousands((own_base % GEAR_PAGE).into()),
+                base as i64 - i64::from(start)
+            )?;
+            Some(base as i64 - i64::from(start))
+        }
+    };
+    if given.is_none() && crates == Some(i64::from(offset)) {
+        writeln!(
+            out,
+            "  the crate's cargo config already places its statics where the robust layout rule \
+             chooses ({:+} bytes): nothing further to apply",
+            offset
+        )?;
+        writeln!(out, "{}", judgement(ws, variant.id)?)?;
+        return Ok(out);
+    }
     if given.is_none() && offset == 0 {
+        if crates.is_some() {
+            writeln!(
+                out,
+                "  the rule keeps the linker's layout, so the crate's own `--global-base` is not \
+                 its choice: remove it from the crate's cargo config to deploy the linker's layout"
+            )?;
+        }
         writeln!(
             out,
             "  keep the linker's layout: no layout of the sweep is predicted cheaper than it with \
@@ -201,7 +280,7 @@ pub fn advise(
         None => "the robust layout rule".to_owned(),
     };
     eprintln!("building {package} for {} at +{offset}", variant.id);
-    let moved = measured(build(ws, request(offset, PostProcess::Gear))?, &scenarios)?;
+    let moved = measured(at(offset, PostProcess::Gear)?, &scenarios)?;
     let moved_base = heap_base_of(&moved.artifact)?;
     if moved_base.checked_sub(heap_base) != Some(offset) {
         bail!(
@@ -210,13 +289,6 @@ pub fn advise(
         );
     }
     // The absolute address the linker is given: where the build's statics start, plus the move.
-    let raw = build(ws, request(0, PostProcess::None))?;
-    let start = galloc_lab::build::wasm::data_start(&raw.bytes)?.with_context(|| {
-        format!(
-            "{} has no static data: there is nothing a layout could move",
-            raw.path.display()
-        )
-    })?;
     let global_base = u64::from(start) + u64::from(offset);
     let at = predict(offset);
     let pct = |a: u64, b: u64| 100.0 * (a as f64 / b as f64 - 1.0);
@@ -259,22 +331,39 @@ pub fn advise(
             }
         )?;
     }
+    // Recommended only where a workload the choice did not see measured it cheaper too: on
+    // the one it was chosen from alone, "cheaper" is the choice looking at itself (polls was
+    // cheaper there and dearer on its second workload).
+    let untested = changes.len() < 2;
     let cheaper = changes.iter().all(|c| *c < 0.0);
     writeln!(
         out,
         "  {}:\n    # {}.cargo/config.toml (merge it into any rustflags this table has: cargo reads \
-         them instead of [build]'s; gear-wasm-builder reads this file, not RUSTFLAGS)\n    [target.wasm32v1-none]\n    rustflags = [\"-C\", \
+         them instead of [build]'s; gear-wasm-builder reads this file, not RUSTFLAGS{})\n    [target.wasm32v1-none]\n    rustflags = [\"-C\", \
          \"link-arg=--global-base={global_base}\"]",
-        if cheaper {
-            "to apply it"
+        if !cheaper {
+            "not recommended (dearer on a scenario above); were it applied".to_owned()
+        } else if untested {
+            format!(
+                "untested: measured only on the workload it was chosen from, so not recommended \
+                 yet; give a second scenario it was not chosen from (`lab layout {} {} \
+                 SECOND.json`) and apply it only where that is cheaper too; were it applied",
+                galloc_lab::results::metadata::quote(&crate_dir.display().to_string()),
+                galloc_lab::results::metadata::quote(&files[0].display().to_string())
+            )
         } else {
-            "not recommended (dearer on a scenario above); were it applied"
+            "to apply it".to_owned()
         },
         program
             .manifest
             .parent()
             .map(|d| format!("{}/", d.display()))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        if crates.is_some() {
+            "; in place of the crate's own `--global-base`"
+        } else {
+            ""
+        }
     )?;
     writeln!(
         out,
@@ -320,6 +409,15 @@ fn measured(artifact: Artifact, scenarios: &[Scenario]) -> Result<Measured> {
 fn judgement(ws: &Workspace, variant: &str) -> Result<String> {
     let results = ws.results_dir();
     let corpus = results.join("corpus");
+    // Read as the lab wrote them, under their locks: a hand edit is named, not judged.
+    let mut _locks = galloc_lab::store::checked_studies(ws, &results)?;
+    if !_locks.is_empty() {
+        for dir in [&results, &corpus] {
+            if dir.join(galloc_lab::results::MANIFEST).exists() {
+                _locks.push(galloc_lab::store::checked(ws, dir)?);
+            }
+        }
+    }
     let study = galloc_lab::report::layout_model::study(&results, &[&results, &corpus])?;
     let standing: Option<&Standing> = study.as_ref().and_then(|s| {
         s.standings

@@ -33,6 +33,11 @@ pub struct Args {
     /// Heap layouts to run each build at (docs/verdicts.md, "Verdicts across heap layouts").
     #[arg(long, default_value_t = plan::POINTS, allow_negative_numbers = true, value_parser = super::layouts)]
     layouts: u32,
+    /// More workloads of the program, not chosen from: the layout `lab pick` offers beside its
+    /// variant is measured on these too, and recommended only where each is cheaper (as `lab
+    /// layout CRATE SCENARIO SECOND...` does). Without one, the layout is said to be untested.
+    #[arg(long = "second", value_name = "SCENARIO")]
+    seconds: Vec<PathBuf>,
     /// Where the measurement is written (default: `target/lab/programs/<package>-<path
     /// hash>/<scenario name>/`).
     #[arg(long)]
@@ -106,13 +111,10 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         println!("{}", where_from(ws, &out, &case, &pick)?);
         // One more thing the author may change, beside the allocator: where its statics and
         // heap fall, for the variant picked (its builds are the sweep's, already made).
-        let layout = super::layout::advise(
-            ws,
-            &args.program,
-            std::slice::from_ref(&args.scenario),
-            &pick.variant,
-            None,
-        )?;
+        let scenarios: Vec<PathBuf> = std::iter::once(args.scenario.clone())
+            .chain(args.seconds.iter().cloned())
+            .collect();
+        let layout = super::layout::advise(ws, &args.program, &scenarios, &pick.variant, None)?;
         println!("and its layout (`lab layout`, the same as `just layout`):\n{layout}");
     }
     Ok(())

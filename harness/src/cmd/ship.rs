@@ -36,6 +36,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
         galloc_lab::store::checked(ws, &results)?,
         galloc_lab::store::checked(ws, &corpus)?,
     ];
+    let _studies = galloc_lab::store::checked_studies(ws, &results)?;
     let ship = galloc_lab::report::inputs::ship(&results, &corpus).with_context(|| {
         format!(
             "judging the variants on {} and {}",

@@ -382,6 +382,7 @@ fn main_page(
          the linker's layout, its pages, its per-op tables and its probe validation.",
     );
     let _ = writeln!(out, "{intro}\n");
+    out.push_str(&super::validation::validation_note(inputs));
     // What `just compare`'s report draws from beside its rows (a copy of `results/` without
     // them, say): named, in one line each, rather than silently left out.
     if about.command == "just compare" {
@@ -504,6 +505,7 @@ fn case_page(
     let _ = writeln!(out, "## Verdicts across heap layouts\n");
     out.push_str(&verdicts::verdict_table(inputs));
     out.push('\n');
+    out.push_str(&super::validation::validation_note(inputs));
     out.push_str(&tables::summary(inputs));
     let calls = tables::calls(inputs, None);
     if !calls.is_empty() {
@@ -530,6 +532,6 @@ fn case_page(
         );
     }
     out.push_str(&tables::op_tables(inputs));
-    out.push_str(&tables::probe_validation(inputs));
+    out.push_str(&super::validation::probe_validation(inputs));
     out
 }

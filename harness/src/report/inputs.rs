@@ -59,6 +59,15 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// The probe validation row of (`backend`, `case`, `variant`) when it failed
+    /// ([`crate::analyse::validation::holds`]): what rests on the probe there is not measured.
+    pub fn unvalidated(&self, backend: &str, case: &str, variant: &str) -> Option<&ValidationRow> {
+        self.checks.iter().find(|c| {
+            (c.backend.as_str(), c.case.as_str(), c.variant.as_str()) == (backend, case, variant)
+                && !crate::analyse::validation::holds(c)
+        })
+    }
+
     /// Reads `results/<backend>/*.csv` for every backend that has results, and
     /// `results/agreement.csv`.
     pub fn read(dir: &Path) -> Result<Self> {

@@ -5,6 +5,7 @@
 //! - [`document`]: the report's pages: `README.md` and one page per case under `cases/`.
 //! - [`verdicts`]: the verdicts over the heap layouts, and the design against its target.
 //! - [`tables`]: every other table, over every case or one case's rows.
+//! - [`validation`]: the probe validation, and what is not shown as measured where it fails.
 //! - [`charts`]: the report's charts (plotters PNGs in `images/`), from the same rows.
 //! - [`ship_table`]: the ship verdict's table.
 //! - [`anatomy`]: where the gas goes: a variant's change against shipping, by charge.
@@ -29,4 +30,5 @@ pub mod reproduction;
 pub mod scale;
 pub mod ship_table;
 pub mod tables;
+pub mod validation;
 pub mod verdicts;

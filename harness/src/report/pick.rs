@@ -54,11 +54,12 @@ impl Pick {
             _ => "fuel",
         };
         let mut out = format!(
-            "pick for {case}: {} variants, {unit} on {}, {layouts} heap layouts, minimum effect \
+            "pick for {case}: {} variants, {unit} on {}, {layouts} heap layout{}, minimum effect \
              {BAND_PCT} %\n  (each layout is a deployment: after its next change the program's \
              heap may start at any of them; docs/ship.md, \"One program\")\n",
             self.compared,
-            backend.name()
+            backend.name(),
+            if layouts == 1 { "" } else { "s" }
         );
         let unsafe_ = |c: &OnOneProgram| c.refusals.iter().any(|r| matches!(r, Refusal::Unsafe(_)));
         if self.variant == SHIPPING {

@@ -135,9 +135,13 @@ pub fn calls(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
                 })
                 .map_or("-".into(), |r| thousands(r.count))
         };
+        let share = match inputs.unvalidated(&t.backend, &t.case, &t.variant) {
+            Some(_) => UNVALIDATED.to_owned(),
+            None => format!("{:.2}%", t.allocator_share_pct),
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {:.2} | {:.2}% | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {share} | {} |",
             page.map_or_else(
                 || t.case.clone(),
                 |p| format!("[{}]({})", t.case, p(&t.case))
@@ -148,7 +152,6 @@ pub fn calls(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
             count("realloc"),
             count("free"),
             t.calls_per_message,
-            t.allocator_share_pct,
             thousands(t.failed_messages)
         );
     }
@@ -357,20 +360,30 @@ pub fn summary(inputs: &Inputs) -> String {
                 .find(|r| r.backend == t.backend && r.case == t.case && r.variant == variant)
         };
         let (reference, floor) = (of(REFERENCE), of(FLOOR));
+        // The allocator's part rests on the probe: where its validation fails, not measured.
+        let allocator = match inputs.unvalidated(&t.backend, &t.case, &t.variant) {
+            Some(_) => [UNVALIDATED; 4].map(str::to_owned),
+            None => [
+                thousands(t.allocator),
+                versus(t.allocator, reference.map(|r| r.allocator)),
+                times(t.allocator, floor.map(|r| r.allocator)),
+                format!("{:.2}%", t.allocator_share_pct),
+            ],
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2}% | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             t.backend,
             t.case,
             t.variant,
             t.messages,
             thousands(t.total),
             versus(t.total, reference.map(|r| r.total)),
-            thousands(t.allocator),
-            versus(t.allocator, reference.map(|r| r.allocator)),
-            times(t.allocator, floor.map(|r| r.allocator)),
+            allocator[0],
+            allocator[1],
+            allocator[2],
             t.unit,
-            t.allocator_share_pct,
+            allocator[3],
             inputs
                 .pages_touched(&t.case, &t.variant)
                 .map_or("n/a".into(), thousands),
@@ -496,6 +509,16 @@ pub fn op_tables(inputs: &Inputs) -> String {
             .filter(|t| t.backend == backend && t.case == case)
         {
             let _ = writeln!(out, "### {} ({backend})\n", t.variant);
+            if let Some(v) = inputs.unvalidated(backend, case, &t.variant) {
+                let _ = writeln!(
+                    out,
+                    "Not measured: the probe validation failed on this build ({} of {} messages \
+                     matched its fit), so its per-call costs are not shown.\n",
+                    v.exact_messages,
+                    v.messages.saturating_sub(1)
+                );
+                continue;
+            }
             let rows: Vec<&OpRow> = inputs
                 .ops
                 .iter()
@@ -508,51 +531,8 @@ pub fn op_tables(inputs: &Inputs) -> String {
     out
 }
 
-/// The probe validation: per build, the fitted overheads and how many messages they match.
-pub fn probe_validation(inputs: &Inputs) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "\n## Probe validation\n");
-    let _ = writeln!(
-        out,
-        "Per message, the probe build's cost minus the cost of its *twin* (the probe build with \
-         a meter that reads nothing: the same statics at the same addresses, so both touch the \
-         same pages and hash alike, and the same code around the allocator), fitted as a \
-         per-message part plus a part per call of each op (the counter reads). The first \
-         message with an allocator call (`init`, unless it allocates nothing) also pays the \
-         one-time calibration and is left out of `exact`. `layout shift` is what the probe's statics alone changed \
-         (they move the heap base): twin total minus plain total. Each row is in its backend's unit.\n"
-    );
-    let _ = writeln!(
-        out,
-        "| backend | case | variant | unit | layout shift | per message | per malloc / calloc / realloc / free | calibration | exact | max residual | residual |"
-    );
-    let _ = writeln!(
-        out,
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    );
-    for c in &inputs.checks {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} / {} / {} / {} | {} | {}/{} | {} | {:.6}% |",
-            c.backend,
-            c.case,
-            c.variant,
-            c.unit,
-            c.layout_shift,
-            c.overhead_per_message,
-            c.overhead_malloc,
-            c.overhead_calloc,
-            c.overhead_realloc,
-            c.overhead_free,
-            c.calibration,
-            c.exact_messages,
-            c.messages - 1,
-            thousands(c.max_abs_residual),
-            c.residual_pct
-        );
-    }
-    out
-}
+/// What a table shows where the probe validation failed, instead of a figure resting on it.
+pub const UNVALIDATED: &str = "unvalidated";
 
 #[cfg(test)]
 mod tests {

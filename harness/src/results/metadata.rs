@@ -46,11 +46,18 @@ pub struct Metadata {
 pub struct ProgramSource {
     /// The crate's directory (absolute).
     pub crate_dir: String,
-    /// SHA-256 over the crate's files and lock file as they were built
-    /// ([`crate::build::external::Program::sources_sha256`]): the same directory edited is
+    /// SHA-256 over every input its build read ([`Self::inputs`],
+    /// [`crate::build::external::identity`]): the same directory with any input changed is
     /// another program. Empty in files written before the lab recorded it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub sources_sha256: String,
+    /// Each input of its build (path, or `rustc -vV` for the toolchain) and its SHA-256
+    /// ([`crate::build::external::Program::inputs`]): what a later run hashes again, before it
+    /// builds anything, to tell whether the program is still the one measured, and names when
+    /// it is not. Empty in files written before the lab recorded it (then the program is taken
+    /// to have changed: what it read is not known).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, String>,
     /// Each scenario file (absolute), by the case it names (its file stem): a directory may
     /// hold several scenarios of its program, side by side.
     #[serde(default)]
@@ -61,10 +68,24 @@ impl ProgramSource {
     /// Whether `self` and `other` are one program: the same crate directory, and the same
     /// sources where both record them.
     pub fn same_program(&self, other: &ProgramSource) -> bool {
-        self.crate_dir == other.crate_dir
-            && (self.sources_sha256.is_empty()
-                || other.sources_sha256.is_empty()
-                || self.sources_sha256 == other.sources_sha256)
+        self.crate_dir == other.crate_dir && self.sources_sha256 == other.sources_sha256
+    }
+
+    /// The first input (in path order) that differs between `self` and `other`: changed,
+    /// added or gone; `None` when their inputs are the same, or either records none.
+    pub fn changed_input(&self, other: &ProgramSource) -> Option<String> {
+        if self.inputs.is_empty() || other.inputs.is_empty() {
+            return None;
+        }
+        let keys: std::collections::BTreeSet<&String> =
+            self.inputs.keys().chain(other.inputs.keys()).collect();
+        keys.into_iter()
+            .find_map(|k| match (self.inputs.get(k), other.inputs.get(k)) {
+                (Some(a), Some(b)) if a == b => None,
+                (Some(_), Some(_)) => Some(format!("{k} changed")),
+                (Some(_), None) => Some(format!("{k} is no longer read")),
+                (None, _) => Some(format!("{k} is read now")),
+            })
     }
 
     /// The scenario file of `case`, as recorded.

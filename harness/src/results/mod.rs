@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-mod case_name;
+pub mod case_name;
 mod files;
 pub mod metadata;
 pub mod pages;

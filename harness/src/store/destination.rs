@@ -49,6 +49,9 @@ pub fn check(ws: &Workspace, out: &Path, given: bool) -> Result<()> {
         );
     }
     let abs = resolved(out)?;
+    if let Some(why) = too_long(&abs) {
+        return refuse(why);
+    }
     let lab = resolved(&ws.root().join("target/lab"))?;
     let target = resolved(&ws.root().join("target"))?;
     if lab.starts_with(&abs) {
@@ -108,6 +111,60 @@ pub fn check(ws: &Workspace, out: &Path, given: bool) -> Result<()> {
         ));
     }
     writable(ancestor, &named)
+}
+
+/// The longest path the lab writes inside a results directory, beyond the directory's own
+/// (`traces/<case>-<variant>.csv.zst` and the temporary beside it, with a case name at its
+/// longest, [`crate::results::check_case`]), with room to spare.
+const LONGEST_INSIDE: usize = 2 * crate::results::case_name::MAX_CASE + 64;
+
+/// Why `abs` cannot hold a results directory for its length, if it cannot: a name longer
+/// than its file system takes (`NAME_MAX`, asked of the nearest existing ancestor), or a path
+/// too long for the files the lab writes under it (`PATH_MAX`). Only the commit would find
+/// out otherwise, after the whole run, leaving a journal that could never be applied.
+fn too_long(abs: &Path) -> Option<String> {
+    let ancestor = abs
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"));
+    let limit = |name: libc::c_int, default: usize| -> usize {
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(c) = std::ffi::CString::new(ancestor.as_os_str().as_bytes()) else {
+            return default;
+        };
+        // SAFETY: `c` is a valid NUL-terminated path; pathconf only reads it.
+        match unsafe { libc::pathconf(c.as_ptr(), name) } {
+            n if n > 0 => n as usize,
+            _ => default,
+        }
+    };
+    let (name_max, path_max) = (
+        limit(libc::_PC_NAME_MAX, 255),
+        limit(libc::_PC_PATH_MAX, 4096),
+    );
+    for part in abs.components() {
+        let len = part.as_os_str().len();
+        if len > name_max {
+            let shown: String = part
+                .as_os_str()
+                .to_string_lossy()
+                .chars()
+                .take(24)
+                .collect();
+            return Some(format!(
+                "its part `{shown}…` is {len} bytes, and the file system takes names of at most \
+                 {name_max}"
+            ));
+        }
+    }
+    let len = abs.as_os_str().len();
+    (len + LONGEST_INSIDE > path_max).then(|| {
+        format!(
+            "the path is {len} bytes, and the files the lab writes under it would pass the \
+             file system's limit of {path_max} for a path (keep it under {})",
+            path_max - LONGEST_INSIDE
+        )
+    })
 }
 
 /// Whether a directory can be made in `dir` (the real test: permissions, a read-only or
@@ -226,5 +283,19 @@ mod tests {
         assert_eq!(left.len(), 2, "{left:?}");
         let err = check(&ws, Path::new("/tmp/a\tb"), true).unwrap_err();
         assert!(err.to_string().contains("journal"), "{err}");
+        // A name over 255 bytes, and a path whose files would pass 4,096: refused before any
+        // build (they failed past the commit point).
+        let long_name = tmp.path().join("n".repeat(256));
+        let err = format!("{:#}", check(&ws, &long_name, true).unwrap_err());
+        assert!(
+            err.contains("is 256 bytes") && err.contains("at most 255"),
+            "{err}"
+        );
+        let deep = (0..20).fold(tmp.path().to_path_buf(), |p, _| p.join("d".repeat(200)));
+        let err = format!("{:#}", check(&ws, &deep, true).unwrap_err());
+        assert!(err.contains("limit of 4096 for a path"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let fine = (0..10).fold(tmp.path().to_path_buf(), |p, _| p.join("d".repeat(200)));
+        check(&ws, &fine, true).unwrap();
     }
 }

@@ -82,6 +82,9 @@ pub struct OtherProgram {
     /// What the directory holds, and what the command measures (`None`: the lab's own cases).
     holds: Option<ProgramSource>,
     measures: Option<ProgramSource>,
+    /// Whether it was found after the run's builds (under the lock, before writing), so that
+    /// the message says what was not done.
+    built: bool,
 }
 
 impl OtherProgram {
@@ -99,20 +102,42 @@ impl std::fmt::Display for OtherProgram {
         };
         let dir = self.dir.display();
         if self.same_crate() {
+            let which = match (&self.holds, &self.measures) {
+                (Some(h), Some(m)) => match h.changed_input(m) {
+                    Some(input) => format!(" ({input})"),
+                    None if h.inputs.is_empty() => {
+                        " (they were recorded by an earlier lab, which did not keep what its \
+                         build read)"
+                            .to_owned()
+                    }
+                    None => String::new(),
+                },
+                _ => String::new(),
+            };
             write!(
                 f,
-                "{dir} holds results of {}, whose sources have changed since, and a results \
-                 directory holds one program, so its rows would mix two. Nothing was built: give \
+                "{dir} holds results of {}, whose build inputs have changed since{which}, and a \
+                 results directory holds one program, so its rows would mix two. {}: give \
                  another --out, or remove {dir} to measure it afresh",
-                what(&self.holds)
+                what(&self.holds),
+                if self.built {
+                    "Nothing was written"
+                } else {
+                    "Nothing was built"
+                }
             )
         } else {
             write!(
                 f,
                 "{dir} holds results of {}, not of {}, and a results directory holds one \
-                 program. Nothing was built: give another --out",
+                 program. {}: give another --out",
                 what(&self.holds),
-                what(&self.measures)
+                what(&self.measures),
+                if self.built {
+                    "Nothing was written"
+                } else {
+                    "Nothing was built"
+                }
             )
         }
     }
@@ -126,6 +151,7 @@ impl std::error::Error for OtherProgram {}
 pub fn check_program(
     dir: &Path,
     measures: Option<&ProgramSource>,
+    built: bool,
 ) -> Result<(), Box<OtherProgram>> {
     let Some(recorded) = read(dir) else {
         return Ok(());
@@ -142,6 +168,7 @@ pub fn check_program(
         dir: dir.to_path_buf(),
         holds: recorded.program,
         measures: measures.cloned(),
+        built,
     }))
 }
 
@@ -359,6 +386,7 @@ mod tests {
         let program = ProgramSource {
             crate_dir: "/p".into(),
             sources_sha256: "ab".into(),
+            inputs: [("/p/src/lib.rs".to_owned(), "cd".to_owned())].into(),
             scenarios: [("s".to_owned(), "/p/s.json".to_owned())].into(),
         };
         write_for(

@@ -26,3 +26,25 @@ pub fn checked(
     crate::store::metadata::verify(dir)?;
     Ok(lock)
 }
+
+/// Shared locks on the studies kept beside the results in `results` (the layout study,
+/// `layout-model/`, and the scale cases, `scale/`), once each one present has been checked
+/// against its hashes: every command that reads a study (`lab layout`, `lab pick`, `lab
+/// report`, `lab ship`) holds these while it reads, so a hand edit is named, not judged.
+pub fn checked_studies(
+    ws: &crate::build::workspace::Workspace,
+    results: &std::path::Path,
+) -> anyhow::Result<Vec<crate::store::lock::Lock>> {
+    use anyhow::Context;
+    let mut locks = Vec::new();
+    for study in [crate::results::LAYOUT_MODEL_DIR, crate::results::SCALE_DIR] {
+        let dir = results.join(study);
+        if dir.join(crate::results::MANIFEST).exists() || dir.join(metadata::FILE).exists() {
+            locks.push(
+                checked(ws, &dir)
+                    .with_context(|| format!("reading the study in {}", dir.display()))?,
+            );
+        }
+    }
+    Ok(locks)
+}

@@ -102,6 +102,7 @@ fn ship_verdict(
         return Ok(None);
     }
     let _lock = crate::store::checked(ws, &corpus)?;
+    let _studies = crate::store::checked_studies(ws, real)?;
     let mut ship = crate::report::inputs::ship_given(dir, &corpus, Some(inputs))?;
     // The scale cases sit beside the results, as the corpus does: read where they are.
     ship.scale = crate::report::inputs::scale_standing(real)?;

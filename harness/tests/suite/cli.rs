@@ -665,9 +665,15 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
     const POINTS: usize = 4;
     use galloc_lab::results::{read_csv, LayoutRow};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for (crate_dir, scenario) in [
-        ("contracts/examples/guestbook", "guestbook.json"),
-        ("contracts/examples/polls", "polls.json"),
+    // guestbook with its second workload (`--second`), polls without: the layout offered beside
+    // the variant is recommended only where a workload it was not chosen from measured it too.
+    for (crate_dir, scenario, second) in [
+        (
+            "contracts/examples/guestbook",
+            "guestbook.json",
+            Some("guestbook-second.json"),
+        ),
+        ("contracts/examples/polls", "polls.json", None),
     ] {
         let program = root.join(crate_dir);
         let out = tempfile::tempdir().unwrap();
@@ -684,6 +690,11 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
             .arg(out.path())
             .arg(&program)
             .arg(program.join(scenario))
+            .args(
+                second
+                    .iter()
+                    .flat_map(|s| ["--second".into(), program.join(s)]),
+            )
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
@@ -756,6 +767,19 @@ fn pick_answers_for_a_gstd_and_a_sails_program() {
                 || layout.contains("keep the linker's layout"),
             "{stdout}"
         );
+        if layout.contains("link-arg=--global-base=") {
+            match second {
+                Some(s) => assert_eq!(
+                    layout.matches(&format!("{s} (gtest): ")).count(),
+                    1,
+                    "the second workload is measured:\n{stdout}"
+                ),
+                None => assert!(
+                    layout.contains("  untested: ") && !layout.contains("  to apply it:"),
+                    "{stdout}"
+                ),
+            }
+        }
         // The rule's standing out of sample where the committed study judged it with the
         // variant picked (`shipping` and `lab`), and plainly that it has not where it did not
         // (`pick` may name any variant: on guestbook it names `no-buffer`).

@@ -159,6 +159,32 @@ fn a_layout_dearer_on_a_workload_it_did_not_see_is_not_recommended() {
     assert!(!out.contains("  to apply it:"), "{out}");
 }
 
+/// polls with `shipping` on the scenario alone: the layout chosen there is cheaper there (the
+/// choice looking at itself) and dearer on the second workload, so one workload must not make
+/// an "apply it": it is said to be untested, with the command that tests it.
+#[test]
+fn a_layout_chosen_on_one_workload_is_untested() {
+    let (ok, out, err) = {
+        let _turn = examples_turn();
+        lab_printing(&[
+            "layout",
+            "../contracts/examples/polls",
+            "../contracts/examples/polls/polls.json",
+        ])
+    };
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("[target.wasm32v1-none]"),
+        "polls keeps its layout now; this test needs a choice:\n{out}"
+    );
+    assert!(!out.contains("  to apply it:"), "{out}");
+    assert!(
+        out.contains("  untested: measured only on the workload it was chosen from")
+            && out.contains("SECOND.json"),
+        "{out}"
+    );
+}
+
 #[test]
 fn the_setting_lab_layout_prints_moves_the_authors_heap_base_as_it_says() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -194,6 +220,66 @@ fn the_setting_lab_layout_prints_moves_the_authors_heap_base_as_it_says() {
         "the heap base moved by {} bytes, not the {moved} printed:\n{out}",
         base_set - base_as_found
     );
+
+    // The lab builds the copy as its author now does: its config's rustflags reach the lab's
+    // builds (they were dropped for the lab's own), so its statics start where the author's
+    // build puts them, and a layout point moves them from there (the lab's `--global-base`
+    // after theirs).
+    let ws = galloc_lab::build::workspace::Workspace::find(&root).unwrap();
+    let program = galloc_lab::build::external::Program::at(copy.path()).unwrap();
+    let lab_target = root.join("target/variants/external").join(&program.key);
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let _remove = Remove(lab_target);
+    let request = |layout_offset| galloc_lab::build::artifact::BuildRequest {
+        layout_offset,
+        post: galloc_lab::build::artifact::PostProcess::None,
+        external: Some(&program),
+        ..galloc_lab::build::artifact::BuildRequest::deployed(
+            "guestbook",
+            galloc_variants::find("shipping").unwrap(),
+        )
+    };
+    let plain = galloc_lab::build::artifact::build(&ws, request(0)).unwrap();
+    assert_eq!(data_start(&plain.bytes).unwrap(), Some(start_set));
+    let point = galloc_lab::build::artifact::build(&ws, request(4096)).unwrap();
+    assert_eq!(data_start(&point.bytes).unwrap(), Some(start_set + 4096));
+
+    // And `lab layout` again on the copy: it reports the author's layout as the crate's, chooses
+    // as before from the linker's own, and finds it already applied.
+    let scenarios = ["guestbook.json", "guestbook-second.json"].map(|f| copy.path().join(f));
+    let (ok, again, err) = lab_printing(&[
+        "layout",
+        copy.path().to_str().unwrap(),
+        scenarios[0].to_str().unwrap(),
+        scenarios[1].to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    // The same linker's layout as before the line was applied, and the crate's own that far
+    // above it as the author's build has it.
+    let linker_again = number_after(&again, "linker's layout: heap base ");
+    assert_eq!(
+        linker_again,
+        number_after(&out, "linker's layout: heap base "),
+        "{again}"
+    );
+    assert_eq!(
+        number_after(&again, "the crate's layout: heap base ") - linker_again,
+        u64::from(base_set - base_as_found),
+        "{again}"
+    );
+    assert!(
+        again.contains(&format!(
+            "`--global-base={global_base}` in its cargo config"
+        )),
+        "{again}"
+    );
+    assert!(again.contains("nothing further to apply"), "{again}");
+    assert!(!again.contains("[target.wasm32v1-none]"), "{again}");
 }
 
 /// Each mistake an author can make with `lab layout` is named with what to do, before any build.
@@ -213,6 +299,14 @@ fn layout_mistakes_are_named() {
         (
             vec![guestbook, scenario, "--offset", "100"],
             "--offset 100: a layout moves the statics by a multiple of 16 bytes",
+        ),
+        (
+            vec![guestbook, scenario, "--offset", "-16"],
+            "-16: a layout moves the statics up from the linker's layout, never below it",
+        ),
+        (
+            vec![guestbook, scenario, "--offset", "0"],
+            "--offset 0 is the linker's layout itself: there is nothing to move or compare",
         ),
         (
             vec![

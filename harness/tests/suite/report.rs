@@ -154,3 +154,67 @@ fn a_copy_without_what_the_report_draws_on_says_what_it_left_out() {
     );
     assert!(main.contains("No page maps here:"), "{main}");
 }
+
+/// A probe validation that fails is loud: the corpus's `profiles` matches its probe's fit on
+/// none of its messages (every build, both meters), so the report says so in one line at the
+/// top and shows no allocator share, allocator cost or per-call cost of it as measured; the
+/// lab's own results, where every build validates, say nothing of it.
+#[test]
+fn a_failed_probe_validation_is_said_and_its_figures_are_not_shown_as_measured() {
+    use galloc_lab::report::tables::{op_tables, summary, UNVALIDATED};
+    use galloc_lab::report::validation::validation_note;
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).unwrap();
+    let own = Inputs::read(&ws.results_dir()).unwrap();
+    assert_eq!(validation_note(&own), "");
+    assert!(!summary(&own).contains(UNVALIDATED));
+
+    let corpus = Inputs::read(&ws.results_dir().join(galloc_lab::results::CORPUS_DIR)).unwrap();
+    let failing: Vec<_> = corpus
+        .checks
+        .iter()
+        .filter(|c| !galloc_lab::analyse::validation::holds(c))
+        .collect();
+    assert!(
+        !failing.is_empty() && failing.iter().all(|c| c.case == "profiles"),
+        "the committed corpus no longer has profiles failing its probe validation (alone): {failing:?}"
+    );
+    let builds = |backend: &str| {
+        corpus
+            .checks
+            .iter()
+            .filter(|c| c.backend == backend && c.case == "profiles")
+            .count()
+    };
+    let note = validation_note(&corpus);
+    assert!(
+        note.starts_with("**Probe validation failed** for `profiles` on gtest (")
+            && note.contains(&format!(
+                "({} of {} builds)",
+                builds("gtest"),
+                builds("gtest")
+            ))
+            && note.ends_with("\n\n"),
+        "{note}"
+    );
+    // Every row of profiles in the summary has its four allocator cells unvalidated, no other.
+    let rows = summary(&corpus);
+    for line in rows
+        .lines()
+        .filter(|l| l.starts_with("| gtest | ") || l.starts_with("| wasmtime | "))
+    {
+        let profiles = line.contains(" | profiles | ");
+        assert_eq!(
+            line.matches(UNVALIDATED).count(),
+            if profiles { 4 } else { 0 },
+            "{line}"
+        );
+    }
+    let ops = op_tables(&corpus);
+    let profiles = &ops[ops.find("## Per op: profiles").unwrap()..];
+    assert!(profiles.contains("Not measured: the probe validation failed on this build"));
+    let committed = std::fs::read_to_string(ws.results_dir().join("corpus/README.md")).unwrap();
+    assert!(
+        committed.contains(note.trim_end()),
+        "results/corpus/README.md does not say it"
+    );
+}

@@ -172,7 +172,19 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let executed = execute(ws, &args, &plan, &cache)?;
-    let source = Source::of(&args, &plan.out, plan.program.as_ref())?;
+    // The program as its builds read it: their dep-info completes what was known before them
+    // (the program's first build, a file read now that was not then).
+    let program = match (&plan.external, &plan.program) {
+        (Some(p), Some(source)) => Some(plan::with_inputs(
+            ws,
+            p,
+            source.clone(),
+            None,
+            &args.scenario,
+        )?),
+        _ => None,
+    };
+    let source = Source::of(&args, &plan.out, program.as_ref())?;
     publish(ws, &args, &plan, &cache, executed, source)
 }
 
@@ -371,8 +383,12 @@ pub(crate) fn publish(
     // looked, so it is asked again whether the directory holds this program (unless this run
     // replaces what is there), and the scenarios it records join this run's in its command.
     if !plan.whole {
-        galloc_lab::store::metadata::check_program(&staged.dir, plan.program.as_ref())
-            .map_err(|e| staged.explain::<()>(Err(e.into())).unwrap_err())?;
+        galloc_lab::store::metadata::check_program(
+            &staged.dir,
+            sending.source.program.as_ref(),
+            true,
+        )
+        .map_err(|e| staged.explain::<()>(Err(e.into())).unwrap_err())?;
         let recorded = galloc_lab::store::metadata::read(&staged.dir).and_then(|m| m.program);
         sending.source = sending.source.with_recorded(recorded.as_ref());
     }
@@ -393,6 +409,11 @@ pub(crate) fn publish(
     staged.commit()?;
     written.record(&digest)?;
     eprintln!("{}", report.wrote);
+    // A failed probe validation said where the figures are, not only in the report.
+    let note = galloc_lab::report::validation::validation_note(&report.inputs);
+    if !note.is_empty() {
+        eprintln!("{}", note.trim_end().replace("**", ""));
+    }
     println!("{}", galloc_lab::report::verdicts::verdicts(&report.inputs));
     println!("Full report: {}", out.join("README.md").display());
     Ok(())

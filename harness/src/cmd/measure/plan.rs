@@ -77,7 +77,8 @@ impl Plan {
         let out = match (&args.out, &external) {
             (Some(out), _) => out.clone(),
             (None, Some(_)) if scenarios.len() > 1 => bail!(
-                "{} scenarios of one program go into one results directory, which the lab does                  not choose: add --out DIR",
+                "{} scenarios of one program go into one results directory, which the lab does not \
+                 choose: add --out DIR",
                 scenarios.len()
             ),
             (None, Some(p)) => galloc_lab::build::external::default_out(ws, p, scenarios[0].case),
@@ -113,7 +114,15 @@ impl Plan {
         // A results directory holds one program. The directory the lab chose for a program
         // (`--out` not given) holding an earlier state of it is the lab's to replace: its rows
         // would mix two programs. Any other mismatch is refused, naming both.
-        if let Err(mismatch) = galloc_lab::store::metadata::check_program(&out, program.as_ref()) {
+        let program = match (&external, program) {
+            (Some(p), Some(source)) => {
+                Some(with_inputs(ws, p, source, Some(&out), &args.scenario)?)
+            }
+            (_, source) => source,
+        };
+        if let Err(mismatch) =
+            galloc_lab::store::metadata::check_program(&out, program.as_ref(), false)
+        {
             if args.out.is_some() || !mismatch.same_crate() {
                 return Err(mismatch.into());
             }
@@ -315,10 +324,38 @@ fn scenarios(
             .unwrap_or(&program.manifest)
             .display()
             .to_string(),
-        sources_sha256: program.sources_sha256(&args.scenario)?,
+        sources_sha256: String::new(),
+        inputs: BTreeMap::new(),
         scenarios: files,
     };
     Ok((Some(program), scenarios, Some(source)))
+}
+
+/// `source` with the program's build inputs as they are now ([`Program::inputs`]): those its
+/// last build read, and those the results in `out` record for the same crate (so that a file
+/// read then and changed, gone or no longer read now is seen before anything is built).
+pub(crate) fn with_inputs(
+    ws: &Workspace,
+    program: &Program,
+    mut source: galloc_lab::store::metadata::ProgramSource,
+    out: Option<&Path>,
+    scenarios: &[PathBuf],
+) -> Result<galloc_lab::store::metadata::ProgramSource> {
+    let recorded: Vec<PathBuf> = out
+        .and_then(galloc_lab::store::metadata::read)
+        .and_then(|m| m.program)
+        .filter(|p| p.crate_dir == source.crate_dir)
+        .map(|p| {
+            p.inputs
+                .into_keys()
+                .filter(|k| k != galloc_lab::build::external::TOOLCHAIN_INPUT)
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    source.inputs = program.inputs(ws, &recorded, scenarios)?;
+    source.sources_sha256 = galloc_lab::build::external::identity(&source.inputs);
+    Ok(source)
 }
 
 /// The sweep's offsets: a `--layout-step` grid, or `--layouts` points; `results/` (`to_results`)

@@ -1,0 +1,179 @@
+//! What the lab measures is the program the author deploys, and every input that shapes it
+//! counts (issue 73, items 1 and 2).
+//!
+//! A copy of the guestbook example that compiles in a JSON file and a hidden file: measured into
+//! one `--out`, then each input edited in turn, and a cargo config added, each refused before
+//! anything is built, naming the input, with the directory unchanged; put back, the same
+//! program is taken again. (That a crate's own rustflags reach the lab's builds is held in
+//! `layout.rs`, on the copy it gives `lab layout`'s line.)
+
+use crate::cli::{examples_turn, lab};
+use galloc_lab::build::external::Program;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A copy of the guestbook example in a temporary directory, compiling in `data.json` and
+/// `.salt`; its cargo target directory under the lab's `target/` removed when the test ends.
+struct Copy {
+    dir: tempfile::TempDir,
+    target: PathBuf,
+}
+
+impl Copy {
+    fn new() -> Copy {
+        let example = root().join("contracts/examples/guestbook");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs", "guestbook.json"] {
+            std::fs::copy(example.join(file), dir.path().join(file)).unwrap();
+        }
+        let mut lib = std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap();
+        lib.push_str(
+            "\n/// Compiled-in data, as a program's constants often are.\n\
+             #[no_mangle]\n\
+             pub static GREETING: &str = include_str!(\"../data.json\");\n\
+             #[no_mangle]\n\
+             pub static SALT: &[u8] = include_bytes!(\"../.salt\");\n",
+        );
+        std::fs::write(dir.path().join("src/lib.rs"), lib).unwrap();
+        std::fs::write(dir.path().join("data.json"), "{\"greeting\": \"hello\"}\n").unwrap();
+        std::fs::write(dir.path().join(".salt"), "pepper\n").unwrap();
+        let key = Program::at(dir.path()).unwrap().key;
+        let target = root().join("target/variants/external").join(key);
+        let _ = std::fs::remove_dir_all(&target);
+        Copy { dir, target }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.target);
+    }
+}
+
+/// `lab measure --program COPY --scenario S` on the fuel meter at the linker's layout into
+/// `out`: whether it succeeded, and its standard error.
+fn measure(copy: &Copy, scenario: &Path, out: &Path) -> (bool, String) {
+    lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        copy.path().to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--variants",
+        "shipping",
+        "--backends",
+        "wasmtime",
+        "--layouts",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+/// Every file under `dir` and its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    galloc_lab::store::staging::files(dir)
+        .unwrap()
+        .into_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(dir.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect()
+}
+
+/// The guestbook scenario cut to its first 6 messages, as `dir/gb.json`.
+fn scenario(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(root().join("contracts/examples/guestbook/guestbook.json"))
+        .unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["messages"].as_array_mut().unwrap().truncate(6);
+    let path = dir.join("gb.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_program_is_every_input_its_build_reads_and_two_never_merge() {
+    let _turn = examples_turn();
+    let copy = Copy::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("results");
+    let gb = scenario(scratch.path());
+    let (ok, err) = measure(&copy, &gb, &out);
+    assert!(ok, "{err}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("metadata.json")).unwrap()).unwrap();
+    let inputs = meta["program"]["inputs"]
+        .as_object()
+        .expect("inputs recorded");
+    let dir = copy.path().canonicalize().unwrap();
+    for read in [
+        "data.json",
+        ".salt",
+        "src/lib.rs",
+        "Cargo.toml",
+        "Cargo.lock",
+    ] {
+        let path = dir.join(read).display().to_string();
+        assert!(inputs.contains_key(&path), "{path} not among {inputs:?}");
+    }
+    assert!(inputs.contains_key(galloc_lab::build::external::TOOLCHAIN_INPUT));
+    // The scenario is what the program is sent, not what it is.
+    assert!(!inputs.keys().any(|k| k.ends_with("gb.json")), "{inputs:?}");
+    let before = snapshot(&out);
+
+    // Each input edited in turn: refused before any build, naming it; nothing written.
+    let config = copy.path().join(".cargo/config.toml");
+    let edits: [(&str, &dyn Fn(), &dyn Fn()); 3] = [
+        (
+            "data.json changed",
+            &|| std::fs::write(copy.path().join("data.json"), "{\"greeting\": \"bye\"}\n").unwrap(),
+            &|| {
+                std::fs::write(copy.path().join("data.json"), "{\"greeting\": \"hello\"}\n")
+                    .unwrap()
+            },
+        ),
+        (
+            ".salt changed",
+            &|| std::fs::write(copy.path().join(".salt"), "salt\n").unwrap(),
+            &|| std::fs::write(copy.path().join(".salt"), "pepper\n").unwrap(),
+        ),
+        (
+            ".cargo/config.toml is read now",
+            &|| {
+                std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+                std::fs::write(&config, "[profile.wasm]\noverflow-checks = true\n").unwrap();
+            },
+            &|| std::fs::remove_dir_all(config.parent().unwrap()).unwrap(),
+        ),
+    ];
+    for (says, edit, undo) in edits {
+        edit();
+        let started = std::time::Instant::now();
+        let (ok, err) = measure(&copy, &gb, &out);
+        assert!(!ok, "{says}: a changed program was added to the results");
+        assert!(
+            err.contains("whose build inputs have changed since")
+                && err.contains(says)
+                && err.contains("Nothing was built"),
+            "{says}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+        assert!(snapshot(&out) == before, "{says}: a refused run wrote");
+        undo();
+    }
+    // As it was: the same program, measured again into the same directory.
+    let (ok, err) = measure(&copy, &gb, &out);
+    assert!(ok, "{err}");
+}
