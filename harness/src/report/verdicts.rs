@@ -190,7 +190,8 @@ pub struct Matrix<'a> {
     pub cases: Vec<&'a str>,
     /// Per case, the variant the rule recommends (shipping where none qualifies).
     pub picks: Vec<&'static str>,
-    /// The variants and the geometric mean of their medians, lowest first.
+    /// The variants and the geometric mean of their means over the layouts (the rule's
+    /// statistic), lowest first.
     pub rows: Vec<(&'static str, f64)>,
 }
 
@@ -200,15 +201,14 @@ impl<'a> Matrix<'a> {
         let cases = cases_on(&inputs.totals, judged.lead);
         // As the registry spells it, so the name outlives the summaries it was found in.
         let picks = cases.iter().map(|c| judged.pick(c)).collect();
-        let median =
-            |case: &str, variant: &str| judged.get(case, variant)?.vs_shipping.map(|d| d.0);
+        let mean = |case: &str, variant: &str| judged.get(case, variant)?.interval.map(|i| i.0);
         let mut rows: Vec<(&'static str, f64)> = galloc_variants::VARIANTS
             .iter()
             .filter(|v| v.id != REFERENCE)
             .filter(|v| cases.iter().any(|c| judged.get(c, v.id).is_some()))
             .map(|v| {
-                let medians = cases.iter().filter_map(|c| median(c, v.id));
-                (v.id, layout::geomean_pct(medians))
+                let means = cases.iter().filter_map(|c| mean(c, v.id));
+                (v.id, layout::geomean_pct(means))
             })
             .collect();
         rows.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
@@ -225,15 +225,17 @@ impl<'a> Matrix<'a> {
         self.judged.lead
     }
 
-    /// `variant`'s median difference to shipping on `case` (percent) and its verdict.
+    /// `variant`'s mean difference to shipping over `case`'s layouts (percent: the statistic
+    /// its verdict judges, [`layout::Summary::interval`]) and its verdict.
     pub fn cell(&self, case: &str, variant: &str) -> Option<(f64, Verdict)> {
         let s = self.judged.get(case, variant)?;
-        Some((s.vs_shipping?.0, s.verdict))
+        Some((s.interval?.0, s.verdict))
     }
 }
 
-/// Every variant (rows, best geometric mean of medians first) on every case (columns): its
-/// median difference to shipping on the deciding backend and its verdict, ✔ on the variant the
+/// Every variant (rows, best geometric mean of means first) on every case (columns): its
+/// mean difference to shipping over the layouts on the deciding backend (what its verdict
+/// judges) and its verdict, ✔ on the variant the
 /// rule recommends; then the tallies. `page` links a case's column to its page (`None`: plain
 /// names, as the terminal prints it).
 pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
@@ -243,8 +245,8 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
     };
     let (j, lead, cases, picks, variants) = (&m.judged, m.judged.lead, &m.cases, &m.picks, &m.rows);
     let unit = unit_on(&inputs.totals, lead);
-    // What the case pages hold beyond the median: only what was measured.
-    let mut more = vec!["the range"];
+    // What the case pages hold beyond the mean: only what was measured.
+    let mut more = vec!["the interval, the median and the range"];
     if !inputs.second.is_empty() {
         more.push("the second workload");
     }
@@ -258,9 +260,10 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
     };
     let _ = writeln!(
         out,
-        "{unit} on `{lead}` against `shipping`, median over the layouts, and the verdict; ✔: the \
-         variant the rule recommends for the case. Rows by the geometric mean of their medians \
-         (as ratios) over the {} of this table; each case's page has {more}.\n",
+        "{unit} on `{lead}` against `shipping`, mean over the layouts (the statistic the verdict \
+         judges, with its 95 % interval), and the verdict; ✔: the variant the rule recommends for \
+         the case. Rows by the geometric mean of their means (as ratios) over the {} of this \
+         table; each case's page has {more}.\n",
         count(cases.len(), "case")
     );
     let header: Vec<String> = cases
@@ -282,7 +285,7 @@ pub fn verdict_matrix(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) ->
                 None => "-".into(),
                 Some(s) => format!(
                     "{} {}{}",
-                    s.vs_shipping.map_or("-".into(), |d| signed(d.0)),
+                    s.interval.map_or("-".into(), |i| signed(i.0)),
                     mark(s.verdict),
                     if pick == variant { " ✔" } else { "" }
                 ),

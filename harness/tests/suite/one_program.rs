@@ -187,7 +187,7 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     .unwrap();
     let (ok, err) = measure(&guestbook(), &[&gb], &out);
     assert!(
-        !ok && err.contains("whose sources have changed since") && err.contains("--out"),
+        !ok && err.contains("whose build inputs have changed since") && err.contains("--out"),
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

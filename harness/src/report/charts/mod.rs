@@ -185,7 +185,7 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
                 ),
                 _ => format!(
                     "every variant against shipping on the {} ({backend} {}): each case's \
-                     median over the heap layouts coloured by its verdict, the geometric mean, \
+                     mean over the heap layouts coloured by its verdict, the geometric mean, \
                      the recommended case ringed; beside it, {}allocator code bytes against \
                      shipping",
                     crate::report::tables::count(

@@ -61,8 +61,8 @@ pub(super) fn verdict_key() -> Vec<(RGBColor, String)> {
 
 /// `headline.png`: the verdict, the decision metric and what it is made of. Under the title,
 /// what galloc should ship (the ship rule over every program, where it was judged). Left, per
-/// variant (the matrix's rows, best geometric mean first), a dot per case at its median total
-/// against shipping over the heap layouts, coloured by its verdict, a ring on the case it is
+/// variant (the matrix's rows, best geometric mean first), a dot per case at its mean total
+/// against shipping over the heap layouts (the rule's statistic), coloured by its verdict, a ring on the case it is
 /// recommended for, and a bar at the geometric mean over the cases; beside it, as
 /// mimalloc-bench puts memory beside time, the pages the variant's messages touched (the fuel
 /// meter's count, at the linker's layout) and its allocator's code bytes, each against
@@ -107,7 +107,7 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
     let mut items = verdict_key();
     items.push((
         BLACK,
-        format!("geomean of the {} cases' medians", m.cases.len()),
+        format!("geomean of the {} cases' means", m.cases.len()),
     ));
     key(&top, path, (14, 74), &items)?;
     top.draw(&Circle::new((W as i32 - 150, 81), 7, BLACK.stroke_width(2)))
@@ -118,12 +118,12 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
     let (pages_area, code_area) = right.split_horizontally(W * 21 / 100);
 
     // Left: the decision metric.
-    let medians: Vec<f64> = m
+    let means: Vec<f64> = m
         .rows
         .iter()
         .flat_map(|(v, _)| m.cases.iter().filter_map(|c| m.cell(c, v)).map(|c| c.0))
         .collect();
-    let (lo, hi) = medians
+    let (lo, hi) = means
         .iter()
         .fold((0f64, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
     let pad = ((hi - lo) * 0.05).max(0.5);
@@ -133,7 +133,7 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
         path,
         &names,
         (lo - pad)..(hi + pad),
-        &format!("{unit} vs {REFERENCE}, per case: median over the layouts"),
+        &format!("{unit} vs {REFERENCE}, per case: mean over the layouts"),
     )?;
     for (i, (variant, geomean)) in m.rows.iter().enumerate() {
         let y = (n - 1 - i) as f64;
@@ -147,19 +147,19 @@ pub fn headline(inputs: &Inputs, ship: Option<&Ship>, path: &Path) -> Result<()>
             )])
             .map_err(draw_err(path))?;
         for (case, pick) in m.cases.iter().zip(&m.picks) {
-            let Some((median, verdict)) = m.cell(case, variant) else {
+            let Some((mean, verdict)) = m.cell(case, variant) else {
                 continue;
             };
             chart
                 .draw_series([Circle::new(
-                    (median, y),
+                    (mean, y),
                     5,
                     verdict_colour(verdict).mix(0.85).filled(),
                 )])
                 .map_err(draw_err(path))?;
             if pick == variant {
                 chart
-                    .draw_series([Circle::new((median, y), 9, BLACK.stroke_width(2))])
+                    .draw_series([Circle::new((mean, y), 9, BLACK.stroke_width(2))])
                     .map_err(draw_err(path))?;
             }
         }
