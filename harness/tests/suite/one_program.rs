@@ -246,4 +246,21 @@ fn unwritable_places_and_unnameable_cases_are_refused_before_building() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     assert!(!root().join("target/lab/README.md").exists());
+
+    // Two scenarios and no `--out`: the message says to add one, in words, not 18 spaces.
+    let (ok, err) = lab(&[
+        "measure",
+        "--quiet",
+        "--program",
+        guestbook().to_str().unwrap(),
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--scenario",
+        guestbook().join("guestbook-second.json").to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && err.contains("which the lab does not choose: add --out DIR"),
+        "{err}"
+    );
+    assert!(!err.contains("  "), "{err:?}");
 }
