@@ -356,12 +356,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
 /// its choice is the same before and after the author applies it. Needs the plain build's kept
 /// link ([`super::relink`]).
 pub fn from_linker(ws: &Workspace, req: BuildRequest<'_>, offset: u32) -> Result<Artifact> {
-    if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
-        bail!(
-            "a layout offset of {offset} bytes cannot be built: it must be a multiple of 16 up \
-             to {MAX_LAYOUT_OFFSET}"
-        );
-    }
+    check_offset(offset)?;
     let plain = build(
         ws,
         BuildRequest {
@@ -428,6 +423,17 @@ type Relink = (Artifact, Option<u64>);
 /// Largest layout offset a build can be given (bytes): four Gear pages.
 pub const MAX_LAYOUT_OFFSET: u32 = 64 * 1024;
 
+/// A layout offset a build can be given, or an error saying which can.
+fn check_offset(offset: u32) -> Result<()> {
+    if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
+        bail!(
+            "a layout offset of {offset} bytes cannot be built: it must be a multiple of 16 up \
+             to {MAX_LAYOUT_OFFSET}"
+        );
+    }
+    Ok(())
+}
+
 /// What a layout point or heap skip is re-linked from. A point: the linker flag that places
 /// static data `req.layout_offset` bytes above where the linker puts it without an offset (read
 /// from that build, made first: with the stack first, as Rust's Wasm targets link, data starts
@@ -460,12 +466,7 @@ fn relink_plan(ws: &Workspace, req: BuildRequest<'_>) -> Result<(Vec<String>, Op
     if req.heap_skip > 0 {
         bail!("a heap skip is measured at the linker's layout: give no layout offset with it");
     }
-    if !offset.is_multiple_of(16) || offset > MAX_LAYOUT_OFFSET {
-        bail!(
-            "a layout offset of {offset} bytes cannot be built: it must be a multiple of 16 up \
-             to {MAX_LAYOUT_OFFSET}"
-        );
-    }
+    check_offset(offset)?;
     let canonical = build(
         ws,
         BuildRequest {

@@ -148,6 +148,9 @@ pub fn advise(
         read.push(Scenario::read(file, case, &program)?);
     }
     let scenarios = read;
+    // The rule's standing, read (and its files checked) before anything is built: a damaged
+    // study failed the command after every build and run.
+    let judged = judgement(ws, variant.id)?;
     let package: &'static str = Box::leak(program.package.clone().into_boxed_str());
     let request = |layout_offset: u32, post: PostProcess| BuildRequest {
         layout_offset,
@@ -249,7 +252,7 @@ pub fn advise(
              chooses ({:+} bytes): nothing further to apply",
             offset
         )?;
-        writeln!(out, "{}", judgement(ws, variant.id)?)?;
+        writeln!(out, "{judged}")?;
         return Ok(out);
     }
     if given.is_none() && offset == 0 {
@@ -272,7 +275,7 @@ pub fn advise(
                 .unwrap_or(0)
                 / 1024
         )?;
-        writeln!(out, "{}", judgement(ws, variant.id)?)?;
+        writeln!(out, "{judged}")?;
         return Ok(out);
     }
     let chosen_by = match given {
@@ -371,7 +374,7 @@ pub fn advise(
          before it, so a change to the stack size changes it)",
         thousands(u64::from(start))
     )?;
-    writeln!(out, "{}", judgement(ws, variant.id)?)?;
+    writeln!(out, "{judged}")?;
     Ok(out)
 }
 

@@ -214,10 +214,7 @@ pub fn render(
     anatomy: &crate::analyse::anatomy::Anatomy,
 ) -> Report {
     let plan = charts::plan(inputs, ship);
-    let cases = crate::report::inputs::cases_on(
-        &inputs.totals,
-        crate::results::headline_backend(&inputs.totals).unwrap_or_default(),
-    );
+    let cases = crate::report::inputs::every_case(&inputs.totals);
     Report {
         main: main_page(inputs, images, ship, &plan, about),
         cases: cases
@@ -383,6 +380,10 @@ fn main_page(
     );
     let _ = writeln!(out, "{intro}\n");
     out.push_str(&super::validation::validation_note(inputs));
+    out.push_str(&tables::left_out(
+        inputs,
+        Some(&|c: &str| format!("cases/{c}.md")),
+    ));
     // What `just compare`'s report draws from beside its rows (a copy of `results/` without
     // them, say): named, in one line each, rather than silently left out.
     if about.command == "just compare" {
@@ -506,6 +507,7 @@ fn case_page(
     out.push_str(&verdicts::verdict_table(inputs));
     out.push('\n');
     out.push_str(&super::validation::validation_note(inputs));
+    out.push_str(&tables::left_out(inputs, None));
     out.push_str(&tables::summary(inputs));
     let calls = tables::calls(inputs, None);
     if !calls.is_empty() {

@@ -56,6 +56,8 @@ pub struct Inputs {
     /// measured: the directory's own, or those of the results it sits in (the corpus's are the
     /// default results': one allocator build per variant serves every program).
     pub allocator_code: BTreeMap<String, u64>,
+    /// The backends a run was asked for and left out for a case, and why (`left-out.csv`).
+    pub left_out: Vec<crate::results::LeftOutRow>,
 }
 
 impl Inputs {
@@ -93,7 +95,12 @@ impl Inputs {
             layouts: Vec::new(),
             second: Vec::new(),
             allocator_code: BTreeMap::new(),
+            left_out: Vec::new(),
         };
+        let left_out = dir.join(crate::results::LEFT_OUT);
+        if left_out.exists() {
+            inputs.left_out = read_csv(&left_out)?;
+        }
         for backend in BackendKind::ALL {
             let d = dir.join(backend.name());
             if !d.join("totals.csv").exists() {
@@ -353,6 +360,7 @@ impl Inputs {
             layouts: only(&self.layouts, case, |r| &r.case),
             second: only(&self.second, case, |r| &r.case),
             allocator_code: self.allocator_code.clone(),
+            left_out: only(&self.left_out, case, |r| &r.case),
         }
     }
 
@@ -364,6 +372,19 @@ impl Inputs {
             .find(|p| p.case == case && p.variant == variant)
             .map(|p| p.read + p.written + p.write_after_read)
     }
+}
+
+/// Every case with totals on any backend, in result order: each has a page, whichever backend
+/// measured it (a case the fuel meter alone measured lost its page once another case had
+/// gtest's rows).
+pub fn every_case(totals: &[TotalRow]) -> Vec<&str> {
+    let mut cases: Vec<&str> = Vec::new();
+    for t in totals {
+        if !cases.contains(&t.case.as_str()) {
+            cases.push(&t.case);
+        }
+    }
+    cases
 }
 
 /// The cases `backend` has totals for, in result order.

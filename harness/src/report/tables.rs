@@ -531,6 +531,44 @@ pub fn op_tables(inputs: &Inputs) -> String {
     out
 }
 
+/// What was asked for and not done, said where the figures are: each case a backend was asked
+/// for and did not run (and why), and each case the deciding backend did not measure (its
+/// page, `page` linking it, has what the others did); empty when every case ran everywhere.
+pub fn left_out(inputs: &Inputs, page: Option<&dyn Fn(&str) -> String>) -> String {
+    let mut out = String::new();
+    let name = |c: &str| page.map_or_else(|| format!("`{c}`"), |p| format!("[`{c}`]({})", p(c)));
+    if !inputs.left_out.is_empty() {
+        let items: Vec<String> = inputs
+            .left_out
+            .iter()
+            .map(|r| format!("{} on {}: {}", name(&r.case), r.backend, r.why))
+            .collect();
+        let _ = writeln!(
+            out,
+            "**Asked for and not run**: {}. What that backend alone gives (fuel, pages, the \
+             anatomy) is missing there; the other backends' figures stand.\n",
+            items.join("; ")
+        );
+    }
+    if let Some(lead) = crate::results::headline_backend(&inputs.totals) {
+        let on_lead = crate::report::inputs::cases_on(&inputs.totals, lead);
+        let others: Vec<String> = crate::report::inputs::every_case(&inputs.totals)
+            .into_iter()
+            .filter(|c| !on_lead.contains(c))
+            .map(name)
+            .collect();
+        if !others.is_empty() && page.is_some() {
+            let _ = writeln!(
+                out,
+                "Not measured on {lead}, which decides here, so in no table below: {} (each \
+                 case's page has what was measured).\n",
+                others.join(", ")
+            );
+        }
+    }
+    out
+}
+
 /// What a table shows where the probe validation failed, instead of a figure resting on it.
 pub const UNVALIDATED: &str = "unvalidated";
 

@@ -536,6 +536,19 @@ impl MeasuredRow {
 /// The manifest's file name in a results directory.
 pub const MANIFEST: &str = "measured.csv";
 
+/// A backend a run was asked for and did not run a case on, and why (`left-out.csv`): the
+/// report says so beside what ran, so a case measured on fewer backends than asked is never
+/// silent (only a line on standard error said it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LeftOutRow {
+    pub backend: String,
+    pub case: String,
+    pub why: String,
+}
+
+/// The file of [`LeftOutRow`]s in a results directory (absent when nothing was left out).
+pub const LEFT_OUT: &str = "left-out.csv";
+
 /// The manifest of the result set in `dir`; an error that says how to get one when it is
 /// missing.
 pub fn read_manifest(dir: &Path) -> Result<Vec<MeasuredRow>> {

@@ -25,7 +25,7 @@ fn rest(lines: &Receiver<String>) -> Vec<String> {
 }
 
 /// Every file under `dir` (hidden ones too) and its bytes.
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

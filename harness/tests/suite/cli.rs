@@ -566,6 +566,25 @@ fn the_meter_is_left_out_in_one_line_for_a_program_it_cannot_run() {
     );
     let totals = std::fs::read_to_string(out.join("gtest/totals.csv")).unwrap();
     assert!(totals.contains(",relay,shipping,"), "{totals}");
+    // What was asked and not done is in the results and the report, not only on stderr.
+    let left_out = std::fs::read_to_string(out.join("left-out.csv")).unwrap();
+    assert!(
+        left_out
+            .starts_with("backend,case,why\nwasmtime,relay,\"the Wasm imports env.gr_program_id"),
+        "{left_out}"
+    );
+    let asked = "**Asked for and not run**: [`relay`](cases/relay.md) on wasmtime: the Wasm \
+                 imports ";
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains(asked) && readme.contains("env.gr_program_id"),
+        "{readme}"
+    );
+    let page = std::fs::read_to_string(out.join("cases/relay.md")).unwrap();
+    assert!(
+        page.contains("**Asked for and not run**: `relay` on wasmtime"),
+        "{page}"
+    );
     assert!(
         !out.join("wasmtime/totals.csv").exists(),
         "the meter's rows were written"

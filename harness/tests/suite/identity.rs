@@ -8,6 +8,7 @@
 //! `layout.rs`, on the copy it gives `lab layout`'s line.)
 
 use crate::cli::{examples_turn, lab};
+use crate::one_program::snapshot;
 use galloc_lab::build::external::Program;
 use std::path::{Path, PathBuf};
 
@@ -77,18 +78,6 @@ fn measure(copy: &Copy, scenario: &Path, out: &Path) -> (bool, String) {
         "--out",
         out.to_str().unwrap(),
     ])
-}
-
-/// Every file under `dir` and its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    galloc_lab::store::staging::files(dir)
-        .unwrap()
-        .into_iter()
-        .map(|rel| {
-            let bytes = std::fs::read(dir.join(&rel)).unwrap();
-            (rel, bytes)
-        })
-        .collect()
 }
 
 /// The guestbook scenario cut to its first 6 messages, as `dir/gb.json`.
@@ -180,4 +169,50 @@ fn a_program_is_every_input_its_build_reads_and_two_never_merge() {
     // As it was: the same program, measured again into the same directory.
     let (ok, err) = measure(&copy, &gb, &out);
     assert!(ok, "{err}");
+
+    // The directory the lab chooses itself (no `--out`) is replaced when the program changed,
+    // every backend's rows with it: the meter's rows of the old program, left beside gtest's
+    // of the new, made the run fail after it.
+    let default = |backend: &str| {
+        lab(&[
+            "measure",
+            "--quiet",
+            "--program",
+            copy.path().to_str().unwrap(),
+            "--scenario",
+            gb.to_str().unwrap(),
+            "--variants",
+            "shipping",
+            "--backends",
+            backend,
+            "--layouts",
+            "1",
+        ])
+    };
+    let (ok, err) = default("wasmtime");
+    assert!(ok, "{err}");
+    std::fs::write(
+        copy.path().join("data.json"),
+        "{\"greeting\": \"changed\"}\n",
+    )
+    .unwrap();
+    let (ok, err) = default("gtest");
+    assert!(
+        ok && err.contains("so they are replaced, not added to"),
+        "{err}"
+    );
+    let program = Program::at(copy.path()).unwrap();
+    let dir = root()
+        .join("target/lab/programs")
+        .join(&program.key)
+        .join("gb");
+    let backends = std::fs::read_to_string(dir.join("measured.csv")).unwrap();
+    // (The commit removes files; an emptied folder may stay.)
+    let meter_rows_left = dir.join("wasmtime/totals.csv").exists();
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    assert!(
+        !backends.contains("wasmtime") && backends.contains("gtest"),
+        "{backends}"
+    );
+    assert!(!meter_rows_left, "the old program's meter rows are left");
 }

@@ -76,7 +76,7 @@ fn column(path: &Path, column: &str) -> Vec<String> {
 }
 
 /// Every file under `dir` and its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     galloc_lab::store::staging::files(dir)
         .unwrap()
         .into_iter()
@@ -124,6 +124,37 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     assert_eq!(meta["program"]["scenarios"]["gb"], gb.display().to_string());
     let (ok, err) = lab(&["report", "--results", out.to_str().unwrap()]);
     assert!(ok, "{err}");
+
+    // gb2 measured on gtest too: gtest now decides the directory's tables, and gb, which only
+    // the meter measured, keeps its page and is named on the main page (it vanished).
+    let mut args: Vec<String> = ["measure", "--quiet", "--program"]
+        .map(String::from)
+        .to_vec();
+    args.push(guestbook().display().to_string());
+    args.extend(["--scenario".into(), gb2.display().to_string()]);
+    args.extend(
+        [
+            "--variants",
+            "shipping",
+            "--backends",
+            "gtest",
+            "--layouts",
+            "1",
+            "--out",
+        ]
+        .map(String::from),
+    );
+    args.push(out.display().to_string());
+    let (ok, err) = lab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "{err}");
+    assert!(out.join("cases/gb.md").is_file(), "gb's page is gone");
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains(
+            "Not measured on gtest, which decides here, so in no table below: [`gb`](cases/gb.md)"
+        ),
+        "{readme}"
+    );
     // A pair it does not hold: the command named measures this program, not the lab's cases.
     let (ok, err) = lab(&[
         "verdict",

@@ -11,22 +11,9 @@ use std::path::Path;
 /// Every file's name and bytes under `dir`, the nested result sets included, hashed.
 fn tree_hash(dir: &Path) -> String {
     let mut h = Sha256::new();
-    let mut stack = vec![dir.to_path_buf()];
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    for f in files {
-        h.update(f.strip_prefix(dir).unwrap().to_string_lossy().as_bytes());
-        h.update(std::fs::read(&f).unwrap());
+    for (rel, bytes) in crate::authors_crate::files(dir) {
+        h.update(rel.to_string_lossy().as_bytes());
+        h.update(bytes);
     }
     format!("{:x}", h.finalize())
 }

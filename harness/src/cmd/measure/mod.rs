@@ -145,6 +145,8 @@ pub(super) struct Sending<'a> {
     pub second_on: &'a BTreeMap<BackendKind, Vec<u32>>,
     /// What the report and the metadata say wrote the results.
     pub source: Source,
+    /// The backends asked for and left out for a case, and why (`left-out.csv`).
+    pub left_out: &'a [galloc_lab::results::LeftOutRow],
 }
 
 /// Everything measured in this run, by (backend, case, variant): the runs at the linker's
@@ -192,6 +194,9 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
 pub(crate) struct Executed<'a> {
     builds: BTreeMap<(&'static str, &'static str), galloc_lab::run::measure::Builds>,
     measured: Measured<'a>,
+    /// Each case a backend asked for did not run, and why: the fuel meter left out for a
+    /// program that imports what it does not implement.
+    left_out: Vec<galloc_lab::results::LeftOutRow>,
     /// Runs made, and runs reused from the cache.
     ran: usize,
 }
@@ -245,9 +250,25 @@ pub(crate) fn execute<'a>(
         );
     }
     let measured = assemble(plan, &builds, done, &meter_left_out);
+    let left_out = plan
+        .scenarios
+        .iter()
+        .filter_map(|s| {
+            let lacking = meter_left_out.get(s.package)?;
+            Some(galloc_lab::results::LeftOutRow {
+                backend: BackendKind::Wasmtime.name().into(),
+                case: s.case.into(),
+                why: format!(
+                    "the Wasm imports {}, which the wasmtime meter does not implement",
+                    lacking.join(", ")
+                ),
+            })
+        })
+        .collect();
     Ok(Executed {
         builds,
         measured,
+        left_out,
         ran,
     })
 }
@@ -353,6 +374,7 @@ pub(crate) fn publish(
         second_prints: &plan.second_prints,
         second_on: &plan.second_on,
         source,
+        left_out: &executed.left_out,
     };
     let whole = (plan.whole, args.allocator_features.as_str());
     let digest = write::digest_of(
@@ -395,7 +417,14 @@ pub(crate) fn publish(
     written.forget()?;
     if plan.whole {
         // Only in the staged copy: the real files go only if everything succeeds.
-        write::clear(&staged.dir, &plan.backends)?;
+        // An outside program's directory is written whole only to replace an earlier state of
+        // the program: every backend's rows go, not only this run's (another backend's rows of
+        // the old program made the run fail after it, when they were read with the new ones).
+        let clear = match plan.external {
+            Some(_) => &BackendKind::ALL[..],
+            None => &plan.backends[..],
+        };
+        write::clear(&staged.dir, clear)?;
     }
     let report = staged.explain(write::write_all(
         ws,

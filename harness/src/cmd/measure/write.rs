@@ -9,8 +9,8 @@ use galloc_lab::analyse::validation::{overheads_of, validate};
 use galloc_lab::build::workspace::Workspace;
 use galloc_lab::results::trace;
 use galloc_lab::results::{
-    merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, MeasuredRow, MessageRow,
-    OpRow, PagesRow, SecondRow, TotalRow, ValidationRow, MANIFEST, SECOND,
+    merge, read_csv, write_csv, AgreementRow, ArtifactRow, LayoutRow, LeftOutRow, MeasuredRow,
+    MessageRow, OpRow, PagesRow, SecondRow, TotalRow, ValidationRow, LEFT_OUT, MANIFEST, SECOND,
 };
 use galloc_lab::run::backend::BackendKind;
 use galloc_lab::run::cache::{digest_of_parts, RunCache};
@@ -79,7 +79,16 @@ pub(super) fn digest_of(
 /// format or selection survives it.
 pub(super) fn clear(dir: &Path, backends: &[BackendKind]) -> Result<()> {
     let mut gone: Vec<std::path::PathBuf> = backends.iter().map(|b| dir.join(b.name())).collect();
-    gone.extend(["artifacts.csv", "agreement.csv", MANIFEST, "traces"].map(|f| dir.join(f)));
+    gone.extend(
+        [
+            "artifacts.csv",
+            "agreement.csv",
+            MANIFEST,
+            LEFT_OUT,
+            "traces",
+        ]
+        .map(|f| dir.join(f)),
+    );
     for path in gone {
         let removed = if path.is_dir() {
             std::fs::remove_dir_all(&path)
@@ -124,9 +133,36 @@ pub(super) fn write_all(
         (r.backend.clone(), key(&r.case, &r.variant))
     })?;
     write_csv(&dir.join(MANIFEST), &manifest)?;
+    write_left_out(&dir, backends, sending)?;
     let source = &sending.source;
     let given = (source.command(&manifest), source.program.clone());
     galloc_lab::store::publish::publish(ws, &dir, &staged.images, out, Some(given))
+}
+
+/// `left-out.csv`: the backends this run was asked for and left out for a case, and why, in
+/// place of what the directory said of the same backend and case (a case measured again on a
+/// backend it was left off before is no longer listed); the others kept. No file when none.
+fn write_left_out(dir: &Path, backends: &[BackendKind], sending: &Sending) -> Result<()> {
+    let path = dir.join(LEFT_OUT);
+    let mut rows: Vec<LeftOutRow> = if path.exists() {
+        read_csv(&path)?
+    } else {
+        Vec::new()
+    };
+    rows.retain(|r| {
+        !(backends.iter().any(|b| b.name() == r.backend)
+            && sending.scenarios.iter().any(|s| s.case == r.case))
+    });
+    rows.extend(sending.left_out.iter().cloned());
+    rows.sort();
+    if rows.is_empty() {
+        if path.exists() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+        return Ok(());
+    }
+    write_csv(&path, &rows)
 }
 
 /// One backend's files: `results/<backend>/*.csv`, its per-message rows
