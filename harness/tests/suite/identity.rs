@@ -62,7 +62,12 @@ impl Drop for Copy {
 /// `lab measure --program COPY --scenario S` on the fuel meter at the linker's layout into
 /// `out`: whether it succeeded, and its standard error.
 fn measure(copy: &Copy, scenario: &Path, out: &Path) -> (bool, String) {
-    lab(&[
+    measure_on(copy, scenario, "wasmtime", Some(out))
+}
+
+/// The same on `backend`, into `out` or, without one, the directory the lab chooses.
+fn measure_on(copy: &Copy, scenario: &Path, backend: &str, out: Option<&Path>) -> (bool, String) {
+    let mut args = vec![
         "measure",
         "--quiet",
         "--program",
@@ -72,12 +77,14 @@ fn measure(copy: &Copy, scenario: &Path, out: &Path) -> (bool, String) {
         "--variants",
         "shipping",
         "--backends",
-        "wasmtime",
+        backend,
         "--layouts",
         "1",
-        "--out",
-        out.to_str().unwrap(),
-    ])
+    ];
+    if let Some(out) = out {
+        args.extend(["--out", out.to_str().unwrap()]);
+    }
+    lab(&args)
 }
 
 /// The guestbook scenario cut to its first 6 messages, as `dir/gb.json`.
@@ -173,22 +180,7 @@ fn a_program_is_every_input_its_build_reads_and_two_never_merge() {
     // The directory the lab chooses itself (no `--out`) is replaced when the program changed,
     // every backend's rows with it: the meter's rows of the old program, left beside gtest's
     // of the new, made the run fail after it.
-    let default = |backend: &str| {
-        lab(&[
-            "measure",
-            "--quiet",
-            "--program",
-            copy.path().to_str().unwrap(),
-            "--scenario",
-            gb.to_str().unwrap(),
-            "--variants",
-            "shipping",
-            "--backends",
-            backend,
-            "--layouts",
-            "1",
-        ])
-    };
+    let default = |backend: &str| measure_on(&copy, &gb, backend, None);
     let (ok, err) = default("wasmtime");
     assert!(ok, "{err}");
     std::fs::write(
