@@ -210,7 +210,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         Some(program) => {
             let features: Vec<&str> = galloc_features.iter().map(String::as_str).collect();
             let galloc = crate::build::external::galloc_manifest(ws, &config, &features)?;
-            let target_dir = ws.target_dir(&format!("external/{}", program.key));
+            let target_dir = program.target_dir(ws);
             let shim = target_dir.join("galloc");
             let dir = program.manifest.parent().unwrap_or(ws.root());
             // The author's `build.rs` may call gear-wasm-builder (directly or through
@@ -297,11 +297,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     }
     std::fs::create_dir_all(&target_dir)
         .with_context(|| format!("cannot create {}", target_dir.display()))?;
-    let lock_path = target_dir.join("lab-build.lock");
-    let lock = std::fs::File::create(&lock_path)
-        .with_context(|| format!("cannot create {}", lock_path.display()))?;
-    lock.lock()
-        .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+    let lock = super::files::build_lock(&target_dir)?;
     if let Some((shim, variant)) = &shim_for {
         crate::build::external::galloc_shim(shim, variant)?;
     }
@@ -340,7 +336,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
         None => format!("{}.wasm", req.package.replace('-', "_")),
         Some(program) => format!("{}.wasm", program.lib_name),
     };
-    let built = target_dir.join(TARGET).join(PROFILE).join(&file);
+    let built = super::files::built(&target_dir, &file);
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
     drop(lock);

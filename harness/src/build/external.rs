@@ -233,19 +233,12 @@ impl Program {
     /// lock), but for the registry's and git's sources, the toolchain's, the lab's allocator
     /// and build outputs ([`Program::inputs`]); none before its first build.
     pub fn built_inputs(&self, ws: &Workspace) -> Result<Vec<PathBuf>> {
-        let target_dir = ws.target_dir(&format!("external/{}", self.key));
-        let dep_info = target_dir
-            .join(super::toolchain::TARGET)
-            .join(super::toolchain::PROFILE)
-            .join(format!("{}.d", self.lib_name));
+        let target_dir = self.target_dir(ws);
+        let dep_info = super::files::built(&target_dir, &format!("{}.d", self.lib_name));
         if !dep_info.is_file() {
             return Ok(Vec::new());
         }
-        let lock_path = target_dir.join("lab-build.lock");
-        let lock = std::fs::File::create(&lock_path)
-            .with_context(|| format!("cannot create {}", lock_path.display()))?;
-        lock.lock()
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        let lock = super::files::build_lock(&target_dir)?;
         let text = std::fs::read_to_string(&dep_info)
             .with_context(|| format!("cannot read {}", dep_info.display()))?;
         drop(lock);
@@ -266,6 +259,11 @@ impl Program {
             .filter(|f| !skip.iter().any(|s| f.starts_with(s)))
             .collect())
     }
+    /// Its cargo target directory under the lab's `target/` ([`Program::key`]).
+    pub fn target_dir(&self, ws: &Workspace) -> PathBuf {
+        ws.target_dir(&format!("external/{}", self.key))
+    }
+
     /// The lock file cargo resolves this program's build against, under the lab's `target_dir`
     /// for it: a copy of the author's `Cargo.lock` as it is now (none if they have none), made
     /// before each build. Cargo is pointed at it (`resolver.lockfile-path`, [`lock_args`]), so

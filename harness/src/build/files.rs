@@ -21,3 +21,24 @@ pub(crate) fn publish(from: &Path, to: &Path) -> Result<()> {
 }
 
 pub use crate::results::hex;
+
+/// The lock every build into cargo's `target_dir` holds from its cargo run until it has read
+/// what cargo wrote (the unhashed copies cargo rewrites on every build: the `.wasm`, its
+/// dep-info), taken and held until the returned file is dropped.
+pub fn build_lock(target_dir: &Path) -> Result<std::fs::File> {
+    let path = target_dir.join("lab-build.lock");
+    let lock = std::fs::File::create(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    lock.lock()
+        .with_context(|| format!("cannot lock {}", path.display()))?;
+    Ok(lock)
+}
+
+/// Where cargo leaves `file` of a program build into `target_dir` ([`super::toolchain::TARGET`],
+/// [`super::toolchain::PROFILE`]).
+pub fn built(target_dir: &Path, file: &str) -> std::path::PathBuf {
+    target_dir
+        .join(super::toolchain::TARGET)
+        .join(super::toolchain::PROFILE)
+        .join(file)
+}

@@ -21,6 +21,11 @@ fn guestbook() -> PathBuf {
 /// `lab measure --quiet --program PROGRAM [--scenario S]... --variants shipping --backends
 /// wasmtime --layouts 1 --out OUT`: whether it succeeded, and its standard error.
 fn measure(program: &Path, scenarios: &[&Path], out: &Path) -> (bool, String) {
+    measure_on(program, scenarios, "wasmtime", out)
+}
+
+/// The same on `backend`.
+fn measure_on(program: &Path, scenarios: &[&Path], backend: &str, out: &Path) -> (bool, String) {
     let mut args: Vec<String> = vec!["measure".into(), "--quiet".into(), "--program".into()];
     args.push(program.display().to_string());
     for s in scenarios {
@@ -31,7 +36,7 @@ fn measure(program: &Path, scenarios: &[&Path], out: &Path) -> (bool, String) {
         "--variants",
         "shipping",
         "--backends",
-        "wasmtime",
+        backend,
         "--layouts",
         "1",
         "--out",
@@ -127,25 +132,7 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
 
     // gb2 measured on gtest too: gtest now decides the directory's tables, and gb, which only
     // the meter measured, keeps its page and is named on the main page (it vanished).
-    let mut args: Vec<String> = ["measure", "--quiet", "--program"]
-        .map(String::from)
-        .to_vec();
-    args.push(guestbook().display().to_string());
-    args.extend(["--scenario".into(), gb2.display().to_string()]);
-    args.extend(
-        [
-            "--variants",
-            "shipping",
-            "--backends",
-            "gtest",
-            "--layouts",
-            "1",
-            "--out",
-        ]
-        .map(String::from),
-    );
-    args.push(out.display().to_string());
-    let (ok, err) = lab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ok, err) = measure_on(&guestbook(), &[&gb2], "gtest", &out);
     assert!(ok, "{err}");
     assert!(out.join("cases/gb.md").is_file(), "gb's page is gone");
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();

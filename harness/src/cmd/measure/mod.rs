@@ -174,19 +174,7 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
     }
     let cache = RunCache::new(ws.root().join("target/lab/cache"))?;
     let executed = execute(ws, &args, &plan, &cache)?;
-    // The program as its builds read it: their dep-info completes what was known before them
-    // (the program's first build, a file read now that was not then).
-    let program = match (&plan.external, &plan.program) {
-        (Some(p), Some(source)) => Some(plan::with_inputs(
-            ws,
-            p,
-            source.clone(),
-            None,
-            &args.scenario,
-        )?),
-        _ => None,
-    };
-    let source = Source::of(&args, &plan.out, program.as_ref())?;
+    let source = Source::of(&args, &plan.out, plan.program.as_ref())?;
     publish(ws, &args, &plan, &cache, executed, source)
 }
 
@@ -359,9 +347,16 @@ pub(crate) fn publish(
     plan: &Plan,
     cache: &RunCache,
     executed: Executed<'_>,
-    source: Source,
+    mut source: Source,
 ) -> Result<()> {
     let out = &plan.out;
+    // The program as its builds read it: their dep-info completes what was known before them
+    // (the program's first build, a file read now that was not then). Here, where `lab measure`
+    // and `lab pick` both publish: done by each caller, `pick` recorded the inputs known before
+    // its first build, and its next run found the program changed.
+    if let (Some(p), Some(known)) = (&plan.external, source.program.take()) {
+        source.program = Some(plan::with_inputs(ws, p, known, None, &args.scenario)?);
+    }
     let dirs = galloc_lab::store::publish::staged_dirs(ws, out);
     let written = Written::of(
         ws.root(),
