@@ -78,7 +78,8 @@ impl Verdict {
             "each program's mean change over its heap layouts, with its 95 % interval (layouts \
              resampled, as the ship rule judges), against the minimum effect of {band} %: \
              **cheaper** (**dearer**) when the whole interval is at or below -{band} % (at or \
-             above +{band} %), **same** when it lies within ±{band} %, **uncertain** otherwise"
+             above +{band} %), **same** when it lies within ±{band} %, **uncertain** otherwise \
+             (and always at one layout, which is a point and no interval)"
         )
     }
 
@@ -86,8 +87,21 @@ impl Verdict {
     /// at the same layouts, `band_pct` the minimum effect in percent of `b`: the word for
     /// [`Verdict::interval`]'s interval.
     pub fn of_pairs(pairs: &[(u64, u64)], band_pct: f64) -> Verdict {
-        match Verdict::interval(pairs) {
+        Verdict::of_measured(Verdict::interval(pairs), pairs.len(), band_pct)
+    }
+
+    /// The word for `interval` (from [`Verdict::interval`]) over `layouts` paired layouts. One
+    /// layout is a point, not an interval: nothing in it says what the next place of the heap
+    /// does (the sweep exists because one layout can flip a comparison), so it is `uncertain`
+    /// whatever its difference, never `same`, `cheaper` or `dearer`.
+    pub fn of_measured(
+        interval: Option<(f64, (f64, f64))>,
+        layouts: usize,
+        band_pct: f64,
+    ) -> Verdict {
+        match interval {
             None => Verdict::Unpaired,
+            Some(_) if layouts < 2 => Verdict::Uncertain,
             Some((_, (lo, hi))) => Verdict::of_interval(lo, hi, band_pct),
         }
     }
@@ -159,8 +173,7 @@ pub fn summarise(rows: &[LayoutRow]) -> BTreeMap<(String, String, String), Summa
                 .flatten();
             let verdict = match interval {
                 _ if variant == SHIPPING => Verdict::Baseline,
-                None => Verdict::Unpaired,
-                Some((_, (lo, hi))) => Verdict::of_interval(lo, hi, BAND_PCT),
+                _ => Verdict::of_measured(interval, paired.len(), BAND_PCT),
             };
             let summary = Summary {
                 points: totals.len(),
@@ -256,14 +269,15 @@ pub fn fill(totals: &mut [TotalRow], rows: &[LayoutRow]) {
 }
 
 /// The lab's design ([`galloc_variants::DESIGN`]) against shipping on one backend: per case,
-/// whether the case was held out from design, and its median, lowest and highest difference
-/// with the verdict; then the geometric mean of the medians.
+/// whether the case was held out from design, its mean difference over the layouts with the
+/// 95 % interval (the rule's statistic, which the verdict reads), and its median, lowest and
+/// highest; then the geometric mean of the means.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Standing {
     pub variant: &'static str,
     /// Per case, in the order given.
     pub cases: Vec<CaseStanding>,
-    /// `100 * (prod (1 + median/100))^(1/n) - 100` over the cases.
+    /// `100 * (prod (1 + mean/100))^(1/n) - 100` over the cases' means.
     pub geomean_pct: f64,
 }
 
@@ -273,7 +287,11 @@ pub struct CaseStanding {
     pub case: String,
     /// Held out from design (confirmed only).
     pub held_out: bool,
-    /// Percent against shipping at the same layout: median, lowest, highest.
+    /// Percent against shipping at the same layout: the mean over the layouts and its 95 %
+    /// interval ([`Verdict::interval`]).
+    pub mean: f64,
+    pub interval: (f64, f64),
+    /// The same, as median, lowest, highest.
     pub median: f64,
     pub lowest: f64,
     pub highest: f64,
@@ -281,9 +299,9 @@ pub struct CaseStanding {
 }
 
 impl Standing {
-    /// Cases whose median is below shipping's.
+    /// Cases whose mean is below shipping's.
     pub fn below(&self) -> usize {
-        self.cases.iter().filter(|c| c.median < 0.0).count()
+        self.cases.iter().filter(|c| c.mean < 0.0).count()
     }
 }
 
@@ -313,9 +331,12 @@ pub fn standing(
         .map(|(case, held_out)| {
             let s = summaries.get(&(backend.into(), (*case).into(), variant.into()))?;
             let (median, lowest, highest) = s.vs_shipping?;
+            let (mean, interval) = s.interval?;
             Some(CaseStanding {
                 case: (*case).to_owned(),
                 held_out: *held_out,
+                mean,
+                interval,
                 median,
                 lowest,
                 highest,
@@ -325,7 +346,7 @@ pub fn standing(
         .collect::<Option<Vec<_>>>()?;
     Some(Standing {
         variant,
-        geomean_pct: geomean_pct(rows.iter().map(|r| r.median)),
+        geomean_pct: geomean_pct(rows.iter().map(|r| r.mean)),
         cases: rows,
     })
 }
@@ -403,24 +424,47 @@ pub(crate) mod tests {
         assert_eq!(a.vs_shipping, Some((-7.5, -10.0, -5.0)));
     }
 
+    /// One layout is a point: `uncertain` however small or large its difference (it was
+    /// called `same` at -0.99 %); two layouts that agree give the word their interval gives.
     #[test]
-    fn the_geomean_is_of_ratios_and_below_counts_medians_under_shipping() {
+    fn one_layout_is_never_a_verdict() {
+        for (a, b) in [(9_901, 10_000), (5_000, 10_000), (20_000, 10_000)] {
+            assert_eq!(Verdict::of_pairs(&[(a, b)], BAND_PCT), Verdict::Uncertain);
+        }
+        assert_eq!(
+            Verdict::of_pairs(&[(9_901, 10_000), (9_901, 10_000)], BAND_PCT),
+            Verdict::Same
+        );
+        assert_eq!(
+            Verdict::of_pairs(&[(5_000, 10_000), (5_000, 10_000)], BAND_PCT),
+            Verdict::Cheaper
+        );
+        let rows = [r("shipping", 0, 10_000), r("a", 0, 9_901)];
+        let s = &summarise(&rows)[&("gtest".into(), "c".into(), "a".into())];
+        assert_eq!((s.points, s.verdict), (1, Verdict::Uncertain));
+    }
+
+    #[test]
+    fn the_geomean_is_of_ratios_and_below_counts_means_under_shipping() {
         // 0.9 * 1.1 = 0.99: the mean of logs, not of percents.
         assert!((geomean_pct([-10.0, 10.0]) - 100.0 * (0.99f64.sqrt() - 1.0)).abs() < 1e-12);
-        let standing = |medians: &[f64]| Standing {
+        let standing = |means: &[f64]| Standing {
             variant: galloc_variants::DESIGN,
-            cases: medians
+            cases: means
                 .iter()
                 .map(|m| CaseStanding {
                     case: "c".to_owned(),
                     held_out: false,
-                    median: *m,
+                    mean: *m,
+                    interval: (*m, *m),
+                    // The median on the other side of shipping: `below` reads the mean.
+                    median: -*m,
                     lowest: *m,
                     highest: *m,
                     verdict: Verdict::Cheaper,
                 })
                 .collect(),
-            geomean_pct: geomean_pct(medians.iter().copied()),
+            geomean_pct: geomean_pct(means.iter().copied()),
         };
         let one_above = standing(&[-20.0, 0.5]);
         assert!((one_above.geomean_pct - 100.0 * ((0.8f64 * 1.005).sqrt() - 1.0)).abs() < 1e-12);

@@ -62,9 +62,15 @@ pub fn run(ws: &Workspace, args: Args) -> Result<()> {
             let median = layout::median(&mut pct);
             // The report's word for each pair, here too (docs/verdicts.md).
             let (mean, (lo, hi)) = Verdict::interval(&pairs).expect("pairs");
-            let verdict = Verdict::of_interval(lo, hi, layout::BAND_PCT).name();
+            let verdict = Verdict::of_pairs(&pairs, layout::BAND_PCT).name();
+            // One layout is a point: no interval to print (and the word is `uncertain`).
+            let interval = if pairs.len() < 2 {
+                "none (one layout)".to_owned()
+            } else {
+                format!("{lo:+.2} … {hi:+.2}%")
+            };
             println!(
-                "| {} | {case} | {mean:+.2}% | {lo:+.2} … {hi:+.2}% | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
+                "| {} | {case} | {mean:+.2}% | {interval} | {median:+.2}% | {:+.2}% … {:+.2}% | {verdict} | {} |",
                 backend.name(),
                 pct[0],
                 pct[pct.len() - 1],

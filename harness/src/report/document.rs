@@ -86,6 +86,15 @@ impl About {
                         root.display()
                     )),
                 ),
+                // A copy of an outside program's results: the command recorded writes the
+                // original (its `--out`), not this directory.
+                None if command.starts_with("lab measure") => (
+                    command,
+                    Some(format!(
+                        " into its `--out` (this directory is a copy of what it wrote; \
+                         `{rerender}` re-renders it here)"
+                    )),
+                ),
                 // Nothing records what measured the rows: the command named is one that runs.
                 None => (
                     rerender,
@@ -216,7 +225,7 @@ pub fn render(
     let plan = charts::plan(inputs, ship);
     let cases = crate::report::inputs::every_case(&inputs.totals);
     Report {
-        main: main_page(inputs, images, ship, &plan, about),
+        main: tables_closed(&main_page(inputs, images, ship, &plan, about)),
         cases: cases
             .iter()
             .map(|case| {
@@ -229,10 +238,33 @@ pub fn render(
                     about,
                 );
                 text.push_str(&case_anatomy(inputs, anatomy, case));
-                ((*case).to_owned(), text)
+                ((*case).to_owned(), tables_closed(&text))
             })
             .collect(),
     }
+}
+
+/// `md` with a blank line between every table and a line of text that follows it directly:
+/// Markdown reads such a line as one more row of the table (a note after a section's table was
+/// rendered as a row). Every page passes through here, so no section has to end its table
+/// itself; fenced code is left as it is.
+pub fn tables_closed(md: &str) -> String {
+    let mut out = String::with_capacity(md.len() + 16);
+    let (mut in_table, mut fenced) = (false, false);
+    for line in md.split_inclusive('\n') {
+        let text = line.trim_end();
+        let fence = text.starts_with("```");
+        let row = !fenced && !fence && text.starts_with('|');
+        if in_table && !row && !text.is_empty() {
+            out.push('\n');
+        }
+        if fence {
+            fenced = !fenced;
+        }
+        in_table = row;
+        out.push_str(line);
+    }
+    out
 }
 
 /// A case page's last section: where each variant's change against shipping on this program
@@ -536,4 +568,26 @@ fn case_page(
     out.push_str(&tables::op_tables(inputs));
     out.push_str(&super::validation::probe_validation(inputs));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tables_closed;
+
+    /// A line of text right after a table gets its blank line (else it renders as a row); a
+    /// table already closed, a table at the end, and `|` lines inside fenced code are left.
+    #[test]
+    fn a_table_is_closed_before_the_text_after_it() {
+        let md = "| a | b |\n| --- | --- |\n| 1 | 2 |\nA note.\n\n| c |\n| --- |\n\nText.\n";
+        assert_eq!(
+            tables_closed(md),
+            "| a | b |\n| --- | --- |\n| 1 | 2 |\n\nA note.\n\n| c |\n| --- |\n\nText.\n"
+        );
+        let fenced = "```text\n| not a table\nstill code\n```\n| t |\n| --- |\n```\nx\n```\n";
+        assert_eq!(
+            tables_closed(fenced),
+            "```text\n| not a table\nstill code\n```\n| t |\n| --- |\n\n```\nx\n```\n"
+        );
+        assert_eq!(tables_closed("| end |\n| --- |"), "| end |\n| --- |");
+    }
 }

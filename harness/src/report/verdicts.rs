@@ -393,6 +393,8 @@ pub fn verdict_table(inputs: &Inputs) -> String {
             };
             // The figures the word is read from.
             let mean = match s.interval {
+                // One layout is a point, not an interval (its word is `uncertain`).
+                Some((m, _)) if s.points < 2 => format!("{} (one layout: no interval)", signed(m)),
                 Some((m, (lo, hi))) => format!("{} ({} … {})", signed(m), signed(lo), signed(hi)),
                 None => "-".into(),
             };
@@ -503,7 +505,9 @@ pub fn design(inputs: &Inputs) -> String {
     let _ = writeln!(
         out,
         "`{}` (the registry's `DESIGN`) on each of the {n} {}, {lead} {unit} against \
-         `shipping` at the same heap layout over the sweep. Designed on {}; held out, only \
+         `shipping` at the same heap layout over the sweep: its mean over the layouts with the \
+         95 % interval (the statistic the verdict and the ship rule read), then the median and \
+         the range. Designed on {}; held out, only \
          confirmed on: {} (the split is in the case registry, `held_out`, decided before the \
          design was measured). Whether it is done is the design target's to say, over every \
          program and layout (\"The design target\", under the ship table). `images/design.png` \
@@ -515,18 +519,22 @@ pub fn design(inputs: &Inputs) -> String {
     );
     let _ = writeln!(
         out,
-        "| case | split | median | lowest … highest | verdict |\n| --- | --- | ---: | ---: | --- |"
+        "| case | split | mean (95 % interval) | median | lowest … highest | verdict |\n\
+         | --- | --- | ---: | ---: | ---: | --- |"
     );
     for c in &st.cases {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} … {} | {} |",
+            "| {} | {} | {} ({} … {}) | {} | {} … {} | {} |",
             c.case,
             if c.held_out {
                 "held out"
             } else {
                 "designed on"
             },
+            signed(c.mean),
+            signed(c.interval.0),
+            signed(c.interval.1),
             signed(c.median),
             signed(c.lowest),
             signed(c.highest),
@@ -535,13 +543,13 @@ pub fn design(inputs: &Inputs) -> String {
     }
     let sub = |held: bool| {
         let cases = st.cases.iter().filter(|c| c.held_out == held);
-        layout::geomean_pct(cases.map(|c| c.median))
+        layout::geomean_pct(cases.map(|c| c.mean))
     };
     let _ = writeln!(
         out,
-        "| geometric mean of the medians | all {n} | **{}** | | |\n\
-         | geometric mean of the medians | the {} designed on | {} | | |\n\
-         | geometric mean of the medians | the {} held out | {} | | |",
+        "| geometric mean of the means | all {n} | **{}** | | | |\n\
+         | geometric mean of the means | the {} designed on | {} | | | |\n\
+         | geometric mean of the means | the {} held out | {} | | | |",
         signed(st.geomean_pct),
         count(false),
         signed(sub(false)),
@@ -550,7 +558,7 @@ pub fn design(inputs: &Inputs) -> String {
     );
     let _ = writeln!(
         out,
-        "\nBelow shipping at the median on {} of the {n} cases.\n",
+        "\nBelow shipping on the mean on {} of the {n} cases.\n",
         st.below(),
     );
     out

@@ -161,12 +161,16 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     for row in reader.deserialize() {
         rows.push(row.map_err(|e| {
             let line = e.position().map_or(0, |p| p.line());
+            // A column this lab's format has is missing: the file was edited, or another
+            // version of the lab wrote it. Either way a partial run cannot add to it, and
+            // what writes it afresh is what writes its directory (not always `just compare`).
             if e.to_string().contains("missing field") {
                 return anyhow::anyhow!(
-                    "{}:{line}: written by another version of the lab ({e}): a run of every \
-                     variant and default case on both embedded backends (`just compare`) \
-                     writes every results file afresh; a partial run cannot add to it",
-                    path.display()
+                    "{}:{line}: lacks a column this lab's format has ({e}): it was edited, or \
+                     written by another version of the lab, and a partial run cannot add to \
+                     it; {}",
+                    path.display(),
+                    restore_hint(path)
                 );
             }
             anyhow::anyhow!(
@@ -333,6 +337,17 @@ fn regenerate_command(root: &Path) -> String {
              copy it again)",
             recorded.unwrap_or_default()
         ),
+        // A copy of an outside program's results: the command recorded writes the original.
+        None if recorded
+            .as_deref()
+            .is_some_and(|r| r.starts_with("lab measure")) =>
+        {
+            format!(
+                "`{}`, which writes the original this directory is a copy of (copy it again, or \
+             run that command with this directory as its `--out`)",
+                recorded.unwrap_or_default()
+            )
+        }
         // No command recorded (no readable metadata): nothing says the lab wrote it, so no
         // command of the lab's is named as the one that would write it again.
         None => format!(

@@ -107,7 +107,8 @@ impl ProgramSource {
 /// What regenerates the results in `dir` (as the filesystem has it) of the workspace at `root`:
 /// `just compare` for `results/`, `just corpus` for `results/corpus/`, `just <name>` for another
 /// set directly under `results/` (a reproduction's), else `recorded` when it is a `lab measure`
-/// command (the one that wrote the directory); `None` when nothing is known. The one place that
+/// command that writes this very directory (a copy of what one wrote elsewhere is written by
+/// nothing: its command writes the original); `None` when nothing is known. The one place that
 /// decides it, for the report, the metadata and the hints alike.
 pub fn regenerated_by(root: Option<&Path>, dir: &Path, recorded: Option<&str>) -> Option<String> {
     if let Some(rel) = root.and_then(|r| dir.strip_prefix(r.join("results")).ok()) {
@@ -118,8 +119,21 @@ pub fn regenerated_by(root: Option<&Path>, dir: &Path, recorded: Option<&str>) -
         }
     }
     recorded
-        .filter(|r| r.starts_with("lab measure"))
+        .filter(|r| r.starts_with("lab measure") && writes_into(r, dir))
         .map(str::to_owned)
+}
+
+/// Whether the `lab measure` `command` writes `dir`: its `--out` (the last word, [`quote`]d as
+/// the command that recorded it wrote it) names `dir` as given or as the filesystem has it.
+pub fn writes_into(command: &str, dir: &Path) -> bool {
+    let Some((_, out)) = command.rsplit_once(" --out ") else {
+        return false;
+    };
+    let named = |p: &Path| quote(&p.display().to_string()) == out;
+    named(dir)
+        || dir
+            .canonicalize()
+            .is_ok_and(|d| named(&d) || Path::new(out).canonicalize().is_ok_and(|o| o == d))
 }
 
 /// The metadata in `dir`, if there is a readable one.
@@ -155,7 +169,34 @@ pub fn quote(arg: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quote;
+    use super::{quote, regenerated_by};
+
+    /// A `lab measure` command regenerates the directory it writes (named as given, quoted, or
+    /// as the filesystem has it) and not a copy of it elsewhere, whose hints and report would
+    /// otherwise send the reader to rewrite the original.
+    #[test]
+    fn a_recorded_command_regenerates_its_own_out_and_no_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (original, copy) = (tmp.path().join("it's here"), tmp.path().join("copy"));
+        std::fs::create_dir_all(&original).unwrap();
+        std::fs::create_dir_all(&copy).unwrap();
+        let command = format!(
+            "lab measure --program /c --scenario /c/s.json --variants shipping --backends gtest \
+             --out {}",
+            quote(&original.display().to_string())
+        );
+        assert_eq!(
+            regenerated_by(None, &original, Some(&command)).as_deref(),
+            Some(command.as_str())
+        );
+        let through = original.join("..").join("it's here");
+        assert!(regenerated_by(None, &through, Some(&command)).is_some());
+        assert_eq!(regenerated_by(None, &copy, Some(&command)), None);
+        assert_eq!(
+            regenerated_by(None, &copy, Some("lab measure --cases nft")),
+            None
+        );
+    }
 
     /// A word a shell reads as itself stays bare; any other is one single-quoted word that
     /// `sh -c` gives back unchanged, `$(…)`, spaces and quotes included.

@@ -215,6 +215,72 @@ fn two_scenarios_of_one_program_live_side_by_side_and_another_program_is_refused
     assert!(!ok && err.contains("not of the lab's own cases"), "{err}");
 }
 
+/// Rows a run keeps beside its own must pair with them: a case whose scenario now sends fewer
+/// messages, or measured again at other layouts, while the directory keeps another variant's
+/// rows of it, is refused before anything is built (it was refused after every build and
+/// run), and the directory is left as it was.
+#[test]
+fn rows_that_would_not_pair_are_refused_before_building() {
+    let _turn = examples_turn();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("results");
+    let gb = shorter_scenario(scratch.path(), "gb", 9);
+    let run = |variants: &str, layouts: &str| {
+        lab(&[
+            "measure",
+            "--quiet",
+            "--program",
+            guestbook().to_str().unwrap(),
+            "--scenario",
+            gb.to_str().unwrap(),
+            "--variants",
+            variants,
+            "--backends",
+            "wasmtime",
+            "--layouts",
+            layouts,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let (ok, err) = run("lab", "1");
+    assert!(ok, "{err}");
+    let before = snapshot(&out);
+    let started = std::time::Instant::now();
+    // `lab`'s rows stay (shipping alone is measured again), at one layout of 10 messages.
+    let (ok, err) = run("shipping", "2");
+    assert!(
+        !ok && err.contains(
+            "its rows of `gb` on wasmtime for `lab`, which this run keeps, are at 1 \
+             heap layout and this run measures 2"
+        ) && err.contains("Nothing was built")
+            && err.contains("--variants shipping,lab"),
+        "{err}"
+    );
+    shorter_scenario(scratch.path(), "gb", 7);
+    let (ok, err) = run("shipping", "1");
+    assert!(
+        !ok && err.contains(
+            "were measured with 10 messages (init included) and this run's \
+             scenario sends 8"
+        ) && err.contains("Nothing was built"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "refused after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        snapshot(&out) == before,
+        "a refused run changed the results"
+    );
+    // Every variant it holds, measured again: the directory is the new scenario's.
+    let (ok, err) = run("shipping,lab", "1");
+    assert!(ok, "{err}");
+}
+
 /// An `--out` the lab cannot make, and a scenario whose name cannot be a case's, are refused
 /// in one line before anything is built, and nothing is written.
 #[test]

@@ -136,14 +136,17 @@ impl Plan {
 
         // The results this run adds to must be whole and readable now, not after minutes of
         // building and running: they are merged with its rows at the end.
+        let mut kept = None;
         if check_out(ws, &out)? && !whole {
-            super::super::read_results(ws, &out, to_results).with_context(|| {
-                format!(
-                    "--out {}: the results there are merged with this run's, so they must be \
-                     whole first (or give an empty or new directory)",
-                    out.display()
-                )
-            })?;
+            let (_lock, inputs) =
+                super::super::read_results(ws, &out, to_results).with_context(|| {
+                    format!(
+                        "--out {}: the results there are merged with this run's, so they must \
+                         be whole first (or give an empty or new directory)",
+                        out.display()
+                    )
+                })?;
+            kept = Some(inputs);
         }
         let out = std::path::absolute(&out)
             .with_context(|| format!("--out {}: cannot resolve", out.display()))?;
@@ -164,6 +167,9 @@ impl Plan {
             .iter()
             .map(|b| (*b, plan::second_on(*b, &offsets, second_stride)))
             .collect();
+        if let Some(inputs) = &kept {
+            check_kept(inputs, &out, &scenarios, &variants, &runs_on)?;
+        }
         let mut order: Vec<(&'static str, &Variant)> = Vec::new();
         for s in &scenarios {
             for v in &variants {
@@ -256,6 +262,91 @@ impl Plan {
             })
             .sum()
     }
+}
+
+/// The rows a run into `out` keeps beside its own (`inputs`: the directory's other variants of
+/// the cases it measures) must pair with them, or the merged set is refused after every build
+/// and run: each kept row of a case has the scenario's message count (`init` and every step; a
+/// scenario edited since to fewer or more messages) and the layouts this run measures on its
+/// backend (a case measured again at another `--layouts`). Checked here, before anything is
+/// built. A scenario edited to as many messages is not seen here: its file is not recorded.
+fn check_kept(
+    inputs: &galloc_lab::report::inputs::Inputs,
+    out: &Path,
+    scenarios: &[Scenario],
+    variants: &[&'static Variant],
+    runs_on: &BTreeMap<BackendKind, Vec<u32>>,
+) -> Result<()> {
+    for (backend, offsets) in runs_on {
+        for s in scenarios {
+            // The rows of variants this run does not measure stay as they are.
+            let kept = |variant: &str| !variants.iter().any(|v| v.id == variant);
+            let rows = inputs
+                .totals
+                .iter()
+                .filter(|t| t.backend == backend.name() && t.case == s.case && kept(&t.variant));
+            let all: Vec<&str> = variants.iter().map(|v| v.id).collect();
+            let again = |held: &[&str]| -> String {
+                let mut every: Vec<&str> = all.clone();
+                every.extend(held.iter().filter(|h| !all.contains(h)));
+                every.join(",")
+            };
+            let held: Vec<&str> = inputs
+                .totals
+                .iter()
+                .filter(|t| t.backend == backend.name() && t.case == s.case)
+                .map(|t| t.variant.as_str())
+                .collect();
+            let want = s.steps.len() as u64 + 1;
+            for t in rows {
+                if t.messages != want {
+                    bail!(
+                        "--out {}: its rows of `{}` on {} for `{}`, which this run keeps, were \
+                         measured with {} messages (init included) and this run's scenario sends {want}: the \
+                         scenario changed since, and the two would not pair. Nothing was built: \
+                         measure every variant it holds again (--variants {}), or give another \
+                         --out",
+                        out.display(),
+                        s.case,
+                        backend.name(),
+                        t.variant,
+                        t.messages,
+                        again(&held)
+                    );
+                }
+                let theirs: BTreeSet<u32> = inputs
+                    .layouts
+                    .iter()
+                    .filter(|r| {
+                        r.backend == t.backend && r.case == t.case && r.variant == t.variant
+                    })
+                    .map(|r| r.offset)
+                    .collect();
+                let ours: BTreeSet<u32> = offsets.iter().copied().collect();
+                if theirs != ours {
+                    bail!(
+                        "--out {}: its rows of `{}` on {} for `{}`, which this run keeps, are at \
+                         {} and this run measures {}: the two would not pair. Nothing was built: \
+                         run with the --layouts they were measured at, measure every variant it \
+                         holds again (--variants {}), or give another --out",
+                        out.display(),
+                        s.case,
+                        backend.name(),
+                        t.variant,
+                        layouts(theirs.len()),
+                        ours.len(),
+                        again(&held)
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// "1 heap layout", "16 heap layouts".
+fn layouts(n: usize) -> String {
+    format!("{n} heap layout{}", if n == 1 { "" } else { "s" })
 }
 
 /// The backends of `args`, with a node configured and answering when one is among them

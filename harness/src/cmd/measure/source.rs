@@ -4,7 +4,7 @@
 use super::Args;
 use anyhow::{Context, Result};
 use galloc_lab::results::metadata::quote;
-use galloc_lab::results::MeasuredRow;
+use galloc_lab::results::{LeftOutRow, MeasuredRow};
 use galloc_lab::run::backend::BackendKind;
 use galloc_lab::run::scenario;
 use std::path::Path;
@@ -68,13 +68,23 @@ impl Source {
     }
 
     /// The `lab measure` command that writes the directory as it is once this run is merged
-    /// in: every case, variant and backend its manifest lists (in the registry's order, so two
-    /// runs into one directory say the same whichever came last), absolute paths so that it
-    /// runs from anywhere.
-    pub fn command(&self, manifest: &[MeasuredRow]) -> String {
+    /// in: every case, variant and backend its manifest lists, and every backend and case it
+    /// was asked for and left out (`left_out`: a backend the meter could not run is still
+    /// asked for, so the command says what was asked and the report what was done), in the
+    /// registry's order (two runs into one directory say the same whichever came last),
+    /// absolute paths so that it runs from anywhere.
+    pub fn command(&self, manifest: &[MeasuredRow], left_out: &[LeftOutRow]) -> String {
+        let asked: Vec<MeasuredRow> = left_out
+            .iter()
+            .map(|r| MeasuredRow {
+                backend: r.backend.clone(),
+                case: r.case.clone(),
+                variant: String::new(),
+            })
+            .collect();
         let listed = |ids: Vec<&str>, of: &dyn Fn(&MeasuredRow) -> &str| -> String {
             ids.into_iter()
-                .filter(|id| manifest.iter().any(|r| of(r) == *id))
+                .filter(|id| manifest.iter().chain(&asked).any(|r| of(r) == *id))
                 .collect::<Vec<_>>()
                 .join(",")
         };
@@ -87,7 +97,7 @@ impl Source {
         });
         let what = match &self.program {
             // Every scenario the directory holds a case of, as the manifest lists them.
-            Some(p) => p.measure_args(|case| manifest.iter().any(|r| r.case == case)),
+            Some(p) => p.measure_args(|case| manifest.iter().chain(&asked).any(|r| r.case == case)),
             None => format!(
                 "--cases {}",
                 listed(scenario::CASES.iter().map(|c| c.id).collect(), &|r| r

@@ -133,16 +133,21 @@ pub(super) fn write_all(
         (r.backend.clone(), key(&r.case, &r.variant))
     })?;
     write_csv(&dir.join(MANIFEST), &manifest)?;
-    write_left_out(&dir, backends, sending)?;
+    let left_out = write_left_out(&dir, backends, sending)?;
     let source = &sending.source;
-    let given = (source.command(&manifest), source.program.clone());
+    let given = (source.command(&manifest, &left_out), source.program.clone());
     galloc_lab::store::publish::publish(ws, &dir, &staged.images, out, Some(given))
 }
 
 /// `left-out.csv`: the backends this run was asked for and left out for a case, and why, in
 /// place of what the directory said of the same backend and case (a case measured again on a
 /// backend it was left off before is no longer listed); the others kept. No file when none.
-fn write_left_out(dir: &Path, backends: &[BackendKind], sending: &Sending) -> Result<()> {
+/// Returns the rows the directory now lists.
+fn write_left_out(
+    dir: &Path,
+    backends: &[BackendKind],
+    sending: &Sending,
+) -> Result<Vec<LeftOutRow>> {
     let path = dir.join(LEFT_OUT);
     let mut rows: Vec<LeftOutRow> = if path.exists() {
         read_csv(&path)?
@@ -160,9 +165,10 @@ fn write_left_out(dir: &Path, backends: &[BackendKind], sending: &Sending) -> Re
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
         }
-        return Ok(());
+        return Ok(rows);
     }
-    write_csv(&path, &rows)
+    write_csv(&path, &rows)?;
+    Ok(rows)
 }
 
 /// One backend's files: `results/<backend>/*.csv`, its per-message rows
@@ -294,9 +300,11 @@ fn write_backend(
         })?;
         write_csv(&save("pages.csv"), &pages)?;
     }
+    // Each measured (case, variant) keeps this run's messages alone: merged message by
+    // message, a scenario cut from 9 messages to 7 kept the old 8th and 9th beside the new.
     let path = save("messages.csv.zst");
-    let messages = merge(&path, messages, |r: &MessageRow| {
-        (key(&r.case, &r.variant), r.message)
+    let messages = merge_points(&path, messages, |r: &MessageRow| {
+        (r.case.as_str(), r.variant.as_str(), r.message)
     })?;
     write_csv(&path, &messages)
 }
@@ -429,19 +437,19 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
     write_csv(&path, &rows)
 }
 
-/// `rows` (this run's points of a sweep) merged into the stored file at `path`: a (case,
+/// `rows` (this run's points of a sweep, or its messages) merged into the stored file at `path`: a (case,
 /// variant) this run measured keeps only this run's points, so that no point of an earlier
 /// build stays beside this one's; the others keep theirs.
-fn merge_points<R: serde::de::DeserializeOwned>(
+fn merge_points<R: serde::de::DeserializeOwned, P: Ord + Clone>(
     path: &Path,
     rows: Vec<R>,
-    point: impl Fn(&R) -> (&str, &str, u32),
+    point: impl Fn(&R) -> (&str, &str, P),
 ) -> Result<Vec<R>> {
     let owned = |r: &R| {
         let (case, variant, offset) = point(r);
         (case.to_owned(), variant.to_owned(), offset)
     };
-    let measured: std::collections::BTreeSet<(String, String, u32)> =
+    let measured: std::collections::BTreeSet<(String, String, P)> =
         rows.iter().map(owned).collect();
     let fresh: std::collections::BTreeSet<(String, String)> = measured
         .iter()

@@ -223,8 +223,8 @@ pub fn plan(inputs: &Inputs, ship: Option<&Ship>) -> Vec<Chart> {
                 file: "design.png".into(),
                 caption: format!(
                     "the lab's design (`{}`) against shipping on each of the {} {}: \
-                     median over the heap layouts (bar), lowest … highest (line), and the \
-                     geometric mean of the medians ({backend} {})",
+                     mean over the heap layouts (bar), its 95 % interval (line), and the \
+                     geometric mean of the means ({backend} {})",
                     st.variant,
                     st.cases.len(),
                     crate::report::verdicts::set_name(&st),

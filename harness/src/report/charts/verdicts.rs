@@ -413,8 +413,9 @@ pub fn layout_ranges(inputs: &Inputs, backend: &str, path: &Path) -> Result<()> 
 }
 
 /// `design.png`: one row per case and one for the geometric mean over them; a bar to the
-/// design's median difference to shipping (lighter on the cases held out), a line over its
-/// lowest … highest; a key says which is which. The design target is the ship table's (over
+/// design's mean difference to shipping over the layouts (lighter on the cases held out), a
+/// line over its 95 % interval (the rule's statistic, as the table beside it); a key says which
+/// is which. The design target is the ship table's (over
 /// every deployment), not a line here.
 pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
     let Some((backend, st)) = crate::report::verdicts::standing(inputs) else {
@@ -425,19 +426,14 @@ pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
     let light = |v: u8| v + ((255 - v) as f64 * 0.6) as u8;
     let held_out = RGBColor(light(r), light(g), light(b));
     let mean = RGBColor(0, 120, 60);
-    // (label, lowest … highest, median, colour); the geometric mean has no range.
+    // (label, 95 % interval, mean, colour); the geometric mean has no interval drawn.
     type Bar = (String, Option<(f64, f64)>, f64, RGBColor);
     let mut rows: Vec<Bar> = st
         .cases
         .iter()
         .map(|c| {
             let colour = if c.held_out { held_out } else { designed };
-            (
-                c.case.clone(),
-                Some((c.lowest, c.highest)),
-                c.median,
-                colour,
-            )
+            (c.case.clone(), Some(c.interval), c.mean, colour)
         })
         .collect();
     let cases = st.cases.len();
@@ -458,7 +454,7 @@ pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
     let (top, body) = root.split_vertically(80);
     top.draw(&Text::new(
         format!(
-            "{} against shipping on the {cases} {} ({backend} {unit}, median over the layouts)",
+            "{} against shipping on the {cases} {} ({backend} {unit}, mean over the layouts)",
             st.variant,
             crate::report::verdicts::set_name(&st),
         ),
@@ -471,10 +467,10 @@ pub fn design(inputs: &Inputs, path: &Path) -> Result<()> {
         path,
         (14, 46),
         &[
-            (designed, "median, designed on".into()),
-            (held_out, "median, held out".into()),
-            (mean, format!("geometric mean of the {cases} medians")),
-            (BLACK, "lowest … highest".into()),
+            (designed, "mean, designed on".into()),
+            (held_out, "mean, held out".into()),
+            (mean, format!("geometric mean of the {cases} means")),
+            (BLACK, "95 % interval".into()),
         ],
     )?;
     let mut chart = ChartBuilder::on(&body)
