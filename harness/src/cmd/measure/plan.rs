@@ -277,28 +277,26 @@ fn check_kept(
     variants: &[&'static Variant],
     runs_on: &BTreeMap<BackendKind, Vec<u32>>,
 ) -> Result<()> {
+    let measured: Vec<&str> = variants.iter().map(|v| v.id).collect();
     for (backend, offsets) in runs_on {
+        let ours: BTreeSet<u32> = offsets.iter().copied().collect();
         for s in scenarios {
-            // The rows of variants this run does not measure stay as they are.
-            let kept = |variant: &str| !variants.iter().any(|v| v.id == variant);
-            let rows = inputs
-                .totals
-                .iter()
-                .filter(|t| t.backend == backend.name() && t.case == s.case && kept(&t.variant));
-            let all: Vec<&str> = variants.iter().map(|v| v.id).collect();
-            let again = |held: &[&str]| -> String {
-                let mut every: Vec<&str> = all.clone();
-                every.extend(held.iter().filter(|h| !all.contains(h)));
+            let of_case = || {
+                (inputs.totals.iter()).filter(|t| t.backend == backend.name() && t.case == s.case)
+            };
+            // What `--variants` measures every variant the directory holds of the case again.
+            let again = || -> String {
+                let mut every = measured.clone();
+                every.extend(
+                    of_case()
+                        .map(|t| t.variant.as_str())
+                        .filter(|v| !measured.contains(v)),
+                );
                 every.join(",")
             };
-            let held: Vec<&str> = inputs
-                .totals
-                .iter()
-                .filter(|t| t.backend == backend.name() && t.case == s.case)
-                .map(|t| t.variant.as_str())
-                .collect();
             let want = s.steps.len() as u64 + 1;
-            for t in rows {
+            // The rows of variants this run does not measure stay as they are.
+            for t in of_case().filter(|t| !measured.contains(&t.variant.as_str())) {
                 if t.messages != want {
                     bail!(
                         "--out {}: its rows of `{}` on {} for `{}`, which this run keeps, were \
@@ -311,7 +309,7 @@ fn check_kept(
                         backend.name(),
                         t.variant,
                         t.messages,
-                        again(&held)
+                        again()
                     );
                 }
                 let theirs: BTreeSet<u32> = inputs
@@ -322,7 +320,6 @@ fn check_kept(
                     })
                     .map(|r| r.offset)
                     .collect();
-                let ours: BTreeSet<u32> = offsets.iter().copied().collect();
                 if theirs != ours {
                     bail!(
                         "--out {}: its rows of `{}` on {} for `{}`, which this run keeps, are at \
@@ -335,7 +332,7 @@ fn check_kept(
                         t.variant,
                         layouts(theirs.len()),
                         ours.len(),
-                        again(&held)
+                        again()
                     );
                 }
             }

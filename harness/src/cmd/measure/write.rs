@@ -437,9 +437,10 @@ fn write_agreement(dir: &Path, scenarios: &[Scenario]) -> Result<()> {
     write_csv(&path, &rows)
 }
 
-/// `rows` (this run's points of a sweep, or its messages) merged into the stored file at `path`: a (case,
-/// variant) this run measured keeps only this run's points, so that no point of an earlier
-/// build stays beside this one's; the others keep theirs.
+/// `rows` (this run's points of a sweep, or its messages) merged into the stored file at
+/// `path`: a (case, variant) this run measured keeps only this run's points, so that no point
+/// of an earlier build (or message of an earlier scenario) stays beside this one's; the others
+/// keep theirs.
 fn merge_points<R: serde::de::DeserializeOwned, P: Ord + Clone>(
     path: &Path,
     rows: Vec<R>,
