@@ -63,7 +63,37 @@ pub struct FirstTouch {
     pub allocator_only: u32,
 }
 
+impl PageCounts {
+    /// The counts of two executions together: a step whose block ran several (a program and
+    /// the programs it called, a reply it handled) costs all of them.
+    pub fn plus(&self, other: &PageCounts) -> PageCounts {
+        PageCounts {
+            read: self.read + other.read,
+            write: self.write + other.write,
+            write_after_read: self.write_after_read + other.write_after_read,
+            loaded: self.loaded + other.loaded,
+            changed: self.changed + other.changed,
+            allocation_intervals: self.allocation_intervals + other.allocation_intervals,
+            first_touch: match (self.first_touch, other.first_touch) {
+                (Some(a), Some(b)) => Some(a.plus(&b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+}
+
 impl FirstTouch {
+    fn plus(&self, other: &FirstTouch) -> FirstTouch {
+        FirstTouch {
+            allocator_static: self.allocator_static + other.allocator_static,
+            allocator_heap: self.allocator_heap + other.allocator_heap,
+            allocator_block: self.allocator_block + other.allocator_block,
+            program_static: self.program_static + other.program_static,
+            program_heap: self.program_heap + other.program_heap,
+            allocator_only: self.allocator_only + other.allocator_only,
+        }
+    }
+
     /// Every page counted.
     pub fn total(&self) -> u32 {
         self.allocator_static

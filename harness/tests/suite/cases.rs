@@ -75,6 +75,19 @@ on_shipping! {
     corpus_profiles: "profiles",
 }
 
+/// The meter's conformance program (`contracts/conformance`: a message per group of Gear's
+/// syscalls, from awaited replies and timeouts to signals and exit) answers on the meter
+/// exactly as on gtest, and as Gear's rules say (`run/scenario/conformance.rs`), on shipping
+/// and on the lab's design.
+#[test]
+fn conformance() {
+    let variants: Vec<_> = [galloc_variants::REFERENCE, galloc_variants::DESIGN]
+        .iter()
+        .map(|id| galloc_variants::find(id).unwrap())
+        .collect();
+    passes_on("conformance", &variants);
+}
+
 fn passes_on_every_variant(id: &str) {
     passes_on(id, &galloc_variants::select("all").unwrap());
 }

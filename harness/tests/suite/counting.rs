@@ -1,8 +1,7 @@
-//! What a step's total counts: on gtest, every execution the step's message sets off in the
-//! program (the message's own, each message the program sends itself, each reply it handles),
-//! which the step's sender pays for; the fuel meter, which has no message queue, refuses a
-//! program that can message itself instead of counting one execution of several (docs/method.md,
-//! "How the gas is measured", its point "What a step's total counts").
+//! What a step's total counts: every execution the step's message sets off in the program (the
+//! message's own, each message the program sends itself, each reply it handles), which the
+//! step's sender pays for, on gtest and on the fuel meter, which carries Gear's message layer
+//! (docs/method.md, "How the gas is measured", its point "What a step's total counts").
 
 use galloc_lab::build::artifact::{build, BuildRequest, PostProcess};
 use galloc_lab::build::external::Program;
@@ -77,14 +76,21 @@ fn a_step_counts_every_execution_its_message_sets_off() {
         "{hops_all} counted, {hops_own} of them the sent message's"
     );
 
-    // The fuel meter runs one execution per message and cannot send a message to a program:
-    // it refuses this one at deploy, naming what it lacks and where to measure it.
-    let err = WasmtimeBackend::new()
-        .unwrap()
-        .deploy(&wasm.bytes, USER, &[])
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("gr_program_id"), "{err}");
-    assert!(err.contains("under gtest"), "{err}");
+    // The fuel meter carries Gear's message layer: the same replies, and the 3-hop step's
+    // fuel is its four executions', not the sent message's alone.
+    let mut meter = WasmtimeBackend::new().unwrap();
+    let (relay, metered_init) = meter.deploy(&wasm.bytes, USER, &[]).unwrap();
+    assert!(!metered_init.failed);
+    let mut send = |payload: u8| meter.send(relay, USER, &[payload]).unwrap();
+    let (m_alone, m_hops, m_after) = (send(0), send(3), send(0));
+    assert_eq!(
+        [&m_alone.reply, &m_hops.reply, &m_after.reply],
+        [&alone.reply, &hops.reply, &after.reply]
+    );
+    assert!(
+        m_hops.cost > 3 * m_alone.cost,
+        "{} fuel for three hops, {} for none",
+        m_hops.cost,
+        m_alone.cost
+    );
 }

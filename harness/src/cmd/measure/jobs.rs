@@ -154,8 +154,9 @@ pub(super) fn execute(w: &Work) -> Result<Outcome> {
             drop(t);
             let b = Arc::new(b);
             made.insert((package, v.id), b.clone());
-            // A program importing what the fuel meter does not implement is measured without
-            // it, said in one line, rather than failing its first run on the meter.
+            // A program importing what the fuel meter does not implement (the meter has every
+            // Gear syscall: only a function Gear does not have, which gtest refuses too) is
+            // measured without it, said in one line, rather than failing its first run on it.
             if metered && !left_out.contains_key(package) {
                 let lacking =
                     galloc_lab::run::backend::wasmtime::WasmtimeBackend::lacking(&b.plain.bytes)?;

@@ -1,7 +1,7 @@
 //! The gtest backend: Gear's own runtime, run locally, gas as the node would charge it.
 
 use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use gtest::{constants::UNITS, Program, System};
 use std::collections::HashSet;
 
@@ -40,34 +40,22 @@ impl GtestBackend {
             .ok_or_else(|| anyhow!("no program {} on this gtest system", program.0))
     }
 
-    /// Runs blocks until `message`, sent to `program`, has been processed and the queue is
-    /// empty; returns its outcome. Its cost is the gas of every execution in those blocks: the
-    /// message's own and every one it set off (messages the program sent itself, replies it
-    /// handles), as the sender of the step pays for all of them. A scenario sends one message
-    /// at a time, so nothing else runs meanwhile (`harness/tests/suite/counting.rs`).
+    /// Runs blocks until `message`, sent to `program`, is done (succeeded, failed, or answered
+    /// without running) and the queue is empty; returns its outcome. A message that waits (for
+    /// a reply, a timeout, a wake) takes the blocks it waits for. Its cost is the gas of every
+    /// execution in those blocks: the message's own and every one it set off (messages the
+    /// program sent itself, replies it handles), as the sender of the step pays for all of
+    /// them. A scenario sends one message at a time, so nothing else runs meanwhile
+    /// (`harness/tests/suite/counting.rs`).
     fn run(&self, program: ProgramRef, message: gstd::MessageId) -> Result<Outcome> {
         let program = gstd::ActorId::from(program.0);
-        let mut outcome: Option<Outcome> = None;
+        let mut failed: Option<bool> = None;
         let mut reply: Option<Vec<u8>> = None;
         let mut sent = Vec::new();
         let mut burned: u64 = 0;
-        while self.system.queue_len() > 0 || outcome.is_none() {
+        for _ in 0..super::MAX_BLOCKS_PER_MESSAGE {
             let block = self.system.run_next_block();
             burned += block.gas_burned.values().sum::<u64>();
-            if block.gas_burned.contains_key(&message) {
-                let failed = block.failed.contains(&message);
-                if !failed && !block.succeed.contains(&message) {
-                    bail!("gtest burned gas for message {message:?} but reports no outcome");
-                }
-                outcome = Some(Outcome {
-                    reply: Vec::new(),
-                    sent: None,
-                    failed,
-                    cost: 0, // every execution's gas, summed below
-                    pages: None,
-                    ops: Vec::new(),
-                });
-            }
             for log in &block.log {
                 if log.reply_to() == Some(message) {
                     reply = Some(log.payload().to_vec());
@@ -80,17 +68,30 @@ impl GtestBackend {
                     });
                 }
             }
-            if block.total_processed == 0 && self.system.queue_len() == 0 && outcome.is_none() {
-                bail!("gtest's queue emptied without processing message {message:?}");
+            if block.failed.contains(&message) || block.not_executed.contains(&message) {
+                failed = Some(true);
+            } else if block.succeed.contains(&message) {
+                failed = Some(false);
+            }
+            if let (Some(failed), 0) = (failed, self.system.queue_len()) {
+                // Gear logs nothing a failed execution sent; what its blocks logged from the
+                // program is then a message an earlier one sent with a delay, delivered now:
+                // kept.
+                return Ok(Outcome {
+                    reply: reply.unwrap_or_default(),
+                    sent: Some(sent),
+                    failed,
+                    cost: burned,
+                    pages: None,
+                    ops: Vec::new(),
+                });
             }
         }
-        let mut outcome = outcome.context("message outcome")?;
-        outcome.cost = burned;
-        outcome.reply = reply.unwrap_or_default();
-        // Gear logs nothing a failed execution sent; what its block logged from the program is
-        // then a message an earlier one sent with a delay, delivered now: kept.
-        outcome.sent = Some(sent);
-        Ok(outcome)
+        bail!(
+            "gtest: message {message:?} was not done after {} blocks (it waits for a reply or \
+             a wake that never comes)",
+            super::MAX_BLOCKS_PER_MESSAGE
+        )
     }
 }
 

@@ -13,6 +13,11 @@ use galloc::probe::Record;
 
 use anyhow::{bail, Result};
 
+/// Blocks a scenario's message may take to be done (waiting for replies, timeouts, wakes):
+/// gstd's longest default wait is 100 blocks; a message not done by then waits for something
+/// that never comes, and the step fails naming it.
+pub const MAX_BLOCKS_PER_MESSAGE: u32 = 1_000;
+
 /// A user account, as a number (Gear's `ActorId::from(u64)`).
 pub type UserId = u64;
 

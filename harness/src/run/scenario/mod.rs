@@ -7,6 +7,7 @@
 //! state or replies cannot pass silently. The rules themselves are checked against
 //! hand-written expectations in `harness/tests/suite/contracts.rs`.
 
+mod conformance;
 pub mod corpus;
 pub mod file;
 mod ft;
@@ -430,6 +431,15 @@ pub const CASES: &[Case] = &[
         held_out: true,
         corpus: false,
         make: ft::study_2025,
+        second: None,
+    },
+    Case {
+        id: "conformance",
+        summary: "the meter's conformance program: one message per group of Gear's syscalls, on both backends",
+        default: false,
+        held_out: false,
+        corpus: false,
+        make: conformance::main,
         second: None,
     },
 ];

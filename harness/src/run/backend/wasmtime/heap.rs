@@ -52,6 +52,17 @@ impl Heap {
         None
     }
 
+    /// Gear's `free`: one page the program holds; any other page is an error.
+    pub(super) fn free(&mut self, page: u32) -> bool {
+        match self.allocated.get_mut(page as usize) {
+            Some(held) if *held && page >= self.static_pages => {
+                *held = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Gear's `free_range`: inclusive; pages not held are fine, a range outside the heap is not.
     pub(super) fn free_range(&mut self, start: u32, end: u32) -> bool {
         if start < self.static_pages || end >= MAX_PAGES || start > end {

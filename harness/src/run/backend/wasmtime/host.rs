@@ -1,10 +1,12 @@
-//! The Gear syscalls the meter gives a program (`gr_*`, `alloc`, `free_range`, the page hooks):
-//! each bounds-checks what it reads and writes and records the access as Gear's page charges
-//! would see it.
+//! What the meter itself gives a program beside Gear's syscalls (`syscalls.rs`): the memory
+//! syscalls (`alloc`, `free`, `free_range`), `gr_gas_available` (fuel) and the page hooks, and
+//! the bounds-checked reads and writes every host function makes, each recorded as Gear's
+//! page charges would see it.
 
-use super::{prepare, Host, Sent, ALLOC_FAILED, ERROR};
+use super::{prepare, Host, ALLOC_FAILED};
 use anyhow::{anyhow, Result};
-use wasmtime::{Caller, Engine, Linker};
+use gear_core_backend::error::{ActorTerminationReason, TrapExplanation, UnrecoverableMemoryError};
+use wasmtime::{Caller, Linker};
 
 /// Bounds-checked view of `len` bytes at `ptr`, recorded as a host access.
 fn host_access<'a>(
@@ -17,6 +19,10 @@ fn host_access<'a>(
     let (mem, host) = memory.data_and_store_mut(caller);
     let range = ptr as usize..ptr as usize + len as usize;
     if range.end > mem.len() {
+        // Gear ends such an execution with a backend error (its memory access check).
+        host.termination = Some(ActorTerminationReason::Trap(
+            TrapExplanation::UnrecoverableExt(UnrecoverableMemoryError::AccessOutOfBounds.into()),
+        ));
         wasmtime::bail!(
             "syscall access {range:?} is outside memory ({} bytes)",
             mem.len()
@@ -26,12 +32,12 @@ fn host_access<'a>(
     Ok(&mut mem[range])
 }
 
-fn write(caller: &mut Caller<'_, Host>, ptr: u32, bytes: &[u8]) -> wasmtime::Result<()> {
+pub(super) fn write(caller: &mut Caller<'_, Host>, ptr: u32, bytes: &[u8]) -> wasmtime::Result<()> {
     host_access(caller, ptr, bytes.len() as u32, true)?.copy_from_slice(bytes);
     Ok(())
 }
 
-fn read(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> wasmtime::Result<Vec<u8>> {
+pub(super) fn read(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> wasmtime::Result<Vec<u8>> {
     Ok(host_access(caller, ptr, len, false)?.to_vec())
 }
 
@@ -53,140 +59,10 @@ fn hook(caller: &mut Caller<'_, Host>, addr: u32, offset: u32, bytes: u32, write
     host.pages.touch(mem, addr, len, write);
 }
 
-pub(super) fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
-    let mut l = Linker::new(engine);
+/// Defines the meter's own host functions in `l`: the memory syscalls, `gr_gas_available`
+/// and the page hooks.
+pub(super) fn define(l: &mut Linker<Host>) -> Result<()> {
     let e = |e: wasmtime::Error| anyhow!("defining host functions: {e}");
-    l.func_wrap(
-        "env",
-        "gr_size",
-        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
-            let len = c.data().payload.len() as u32;
-            write(&mut c, out, &len.to_le_bytes())
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_read",
-        |mut c: Caller<'_, Host>, at: u32, len: u32, buf: u32, err: u32| -> wasmtime::Result<()> {
-            let range = at as usize..at as usize + len as usize;
-            let code = match c.data().payload.get(range) {
-                Some(bytes) => {
-                    let bytes = bytes.to_vec();
-                    write(&mut c, buf, &bytes)?;
-                    0
-                }
-                None => ERROR,
-            };
-            write(&mut c, err, &code.to_le_bytes())
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_reply",
-        |mut c: Caller<'_, Host>,
-         ptr: u32,
-         len: u32,
-         value: u32,
-         err_mid: u32|
-         -> wasmtime::Result<()> {
-            let payload = read(&mut c, ptr, len)?;
-            if value != u32::MAX {
-                let value = u128::from_le_bytes(read(&mut c, value, 16)?.try_into().unwrap());
-                if value != 0 {
-                    wasmtime::bail!("the meter has no balances: a reply with value {value}");
-                }
-            }
-            let code = if c.data().reply.is_some() {
-                ERROR // Gear: a second reply is an error
-            } else {
-                c.data_mut().reply = Some(payload);
-                0
-            };
-            // Error code, then the reply's message id (any id unique to the message will do).
-            let mut out = [0u8; 36];
-            out[..4].copy_from_slice(&code.to_le_bytes());
-            out[4..12].copy_from_slice(&c.data().messages.to_le_bytes());
-            write(&mut c, err_mid, &out)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_send",
-        |mut c: Caller<'_, Host>,
-         pid_value: u32,
-         ptr: u32,
-         len: u32,
-         delay: u32,
-         err_mid: u32|
-         -> wasmtime::Result<()> {
-            // Destination (32 bytes), then the value (u128): Gear's `HashWithValue`.
-            let to = read(&mut c, pid_value, 48)?;
-            let value = u128::from_le_bytes(to[32..].try_into().unwrap());
-            if value != 0 {
-                wasmtime::bail!("the meter has no balances: a message sent with value {value}");
-            }
-            let payload = read(&mut c, ptr, len)?;
-            let host = c.data_mut();
-            let message = Sent {
-                destination: to[..32].try_into().unwrap(),
-                payload,
-            };
-            // A delayed message waits for its block (the backend delivers it then); others
-            // go now. Either way it is sent only if this execution succeeds.
-            if delay == 0 {
-                host.sent.push(message);
-            } else {
-                host.delayed.push((delay, message));
-            }
-            // Error code 0, then the message's id (unique within the run: message, index).
-            let index = host.sent.len() + host.delayed.len();
-            let mut out = [0u8; 36];
-            out[4..12].copy_from_slice(&host.messages.to_le_bytes());
-            out[12..16].copy_from_slice(&(index as u32).to_le_bytes());
-            write(&mut c, err_mid, &out)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_debug",
-        |mut c: Caller<'_, Host>, ptr: u32, len: u32| -> wasmtime::Result<()> {
-            // Gear reads the line (so its pages count) and logs it; nothing a program sees.
-            read(&mut c, ptr, len).map(drop)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_block_height",
-        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
-            let height = c.data().block_height;
-            write(&mut c, out, &height.to_le_bytes())
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_source",
-        |mut c: Caller<'_, Host>, out: u32| -> wasmtime::Result<()> {
-            let source = c.data().source;
-            write(&mut c, out, &source)
-        },
-    )
-    .map_err(e)?;
-    l.func_wrap(
-        "env",
-        "gr_panic",
-        |mut c: Caller<'_, Host>, ptr: u32, len: u32| -> wasmtime::Result<()> {
-            let payload = read(&mut c, ptr, len)?;
-            c.data_mut().panic = Some(payload);
-            wasmtime::bail!("the program panicked")
-        },
-    )
-    .map_err(e)?;
     l.func_wrap(
         "env",
         "gr_gas_available",
@@ -218,15 +94,17 @@ pub(super) fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
         },
     )
     .map_err(e)?;
+    // Gear's `free` fails (1) for a page the program does not hold; `free_range` only for a
+    // range outside the heap.
+    l.func_wrap("env", "free", |mut c: Caller<'_, Host>, page: u32| -> i32 {
+        i32::from(!c.data_mut().heap.free(page))
+    })
+    .map_err(e)?;
     l.func_wrap(
         "env",
         "free_range",
-        |mut c: Caller<'_, Host>, start: u32, end: u32| -> u32 {
-            if c.data_mut().heap.free_range(start, end) {
-                0
-            } else {
-                ERROR
-            }
+        |mut c: Caller<'_, Host>, start: u32, end: u32| -> i32 {
+            i32::from(!c.data_mut().heap.free_range(start, end))
         },
     )
     .map_err(e)?;
@@ -240,5 +118,5 @@ pub(super) fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
         )
         .map_err(e)?;
     }
-    Ok(l)
+    Ok(())
 }

@@ -1,24 +1,27 @@
 //! The wasmtime fuel meter: the same `.opt.wasm` files gtest runs, on wasmtime 44 with fuel
-//! metering and no Gear runtime in the loop.
+//! metering, Gear's own syscall and message logic around them (core-processor), and no gas.
 //!
 //! What it keeps of Gear (enough that every scenario's replies are byte-identical to gtest's;
 //! a test asserts it for every case and variant):
-//! - a program's memory lives from message to message; each message is a fresh instance
-//!   (fresh globals, so a fresh stack pointer) over that memory;
-//! - a failed message (panic or trap) leaves memory and page allocations as they were (the
-//!   allocator calls it made are still reported: they happened and cost fuel);
+//! - Gear's message layer (`chain.rs`): every message a program sends to a program is queued
+//!   and run in the same block, replies and auto-replies reach `handle_reply`, failures send
+//!   error replies and signals, waits wait and wakes wake, delayed messages arrive at their
+//!   block, programs create programs, with Gear's ids throughout. Each dispatch's journal is
+//!   made by Gear's own code (core-processor) and applied as gtest applies it, under gtest's
+//!   plentiful gas;
+//! - every syscall of gsys 2.0 (`syscalls.rs`), answered by Gear's own externalities
+//!   (core-processor's `Ext`): the same results, error codes and messages;
+//! - a program's memory lives from execution to execution; each is a fresh instance (fresh
+//!   globals, so a fresh stack pointer) over that memory;
+//! - a trapped execution leaves memory and page allocations as they were (the allocator calls
+//!   it made are still reported: they happened and cost fuel); one that waits, exits or
+//!   succeeds keeps them;
 //! - `alloc` hands out the first free run of 64 KiB pages above the static pages, growing the
-//!   memory as Gear does, up to Gear's 512 pages; `free_range` forgets pages, and a page freed
-//!   at the end of a message loses its data (Gear drops it);
+//!   memory as Gear does, up to Gear's 512 pages; `free` and `free_range` forget pages, and a
+//!   page freed by the end of an execution loses its data (Gear drops it);
 //! - `gr_gas_available` answers remaining **fuel**, so the probe build records fuel per op;
-//! - every message runs in a block of its own, numbered as gtest numbers them (`init` in block
-//!   1): what `gr_block_height` answers;
-//! - `gr_send` (Sails events) records the message, byte for byte as gtest logs it, and a failed
-//!   execution sends nothing. A message sent with a delay of `d` blocks reaches its user at the
-//!   start of block `b + d`, as Gear's task pool delivers it: it is among what the message of
-//!   that block sent, first, even if that message fails (gtest logs it in that block). Value is
-//!   refused (the meter has no balances);
-//! - `gr_debug` reads its line (its pages count, as on Gear) and shows it nowhere.
+//! - every user message runs in a block of its own, numbered, timed and seeded as gtest's:
+//!   what `gr_block_height`, `gr_block_timestamp` and `gr_random` answer.
 //!
 //! What it adds: per-message page accesses in Gear's charging categories ([`PageCounts`]),
 //! and, for probe builds, every allocator call with its fuel: the probe keeps its last call's
@@ -29,16 +32,23 @@
 //! `loop`, `unreachable`, `return`, `else`, `end` are free; a host call costs 1 and the host's
 //! own work nothing). It is not gas; results carry the unit `fuel`.
 //!
-//! The Gear syscalls the programs import are in `host.rs`, the page accounting in `pages.rs`
+//! Gear's syscalls are in `syscalls.rs`, the meter's own host functions (memory, fuel, page
+//! hooks) in `host.rs`, Gear's message layer in `chain.rs` and one dispatch's processing in
+//! `dispatch.rs`, the page accounting in `pages.rs`
 //! (and the granules it keeps on request in `granules.rs`), Gear's page allocations in
 //! `heap.rs`, the module's instrumentation in `prepare.rs`.
 
+mod chain;
+mod dispatch;
 mod granules;
 mod heap;
 mod host;
 mod page_map;
 mod pages;
 mod prepare;
+mod syscalls;
+
+pub use syscalls::HOST_FUNCTIONS;
 
 pub use page_map::{MappedPage, PageKind};
 pub use pages::{FirstTouch, PageCounts};
@@ -46,7 +56,14 @@ pub use pages::{FirstTouch, PageCounts};
 use super::{Backend, Outcome, ProgramRef, Sent, Unit, UserId};
 use crate::results::touches::TouchTrace;
 use anyhow::{anyhow, bail, Context, Result};
+use chain::{Actor, Chain, State};
+use core_processor::ProcessorContext;
+use dispatch::{trap_of, Executed};
 use galloc::probe::{parse_state, Op, Record};
+use gear_core::ids::prelude::CodeIdExt;
+use gear_core::ids::{ActorId, CodeId, MessageId};
+use gear_core::message::{DispatchKind, IncomingDispatch, IncomingMessage};
+use gear_core_backend::error::ActorTerminationReason;
 use heap::Heap;
 use prepare::{prepare, Prepared};
 use sha2::{Digest, Sha256};
@@ -58,34 +75,35 @@ use wasmtime::{Config, Engine, Linker, Memory, MemoryType, Module, Store};
 const WASM_PAGE: usize = 64 * 1024;
 /// Gear's limit on a program's memory: 512 Wasm pages (32 MiB).
 const MAX_PAGES: u32 = 512;
-/// Fuel each message starts with: 10 billion, about 200 times the costliest message of any
-/// case (51,388,348 in `results/wasmtime/messages.csv.zst`). A message that spends it all
+/// Fuel each execution starts with: 10 billion, about 200 times the costliest message of any
+/// case (51,388,348 in `results/wasmtime/messages.csv.zst`). An execution that spends it all
 /// fails, as one that runs out of gas does on Gear: a program whose heap is corrupt (the
 /// reproduction `pr4853` past its first wrong free) can loop for ever, and without a limit the
 /// meter looped with it.
 const FUEL_LIMIT: u64 = 10_000_000_000;
 /// What `alloc` answers when no run of free pages is large enough (as Gear's syscall does).
 const ALLOC_FAILED: u32 = u32::MAX;
-/// Any non-zero error code: the programs only test for zero.
-const ERROR: u32 = 1;
+/// The gas limit of every dispatch, for `Ext`'s own checks (gtest's `MAX_USER_GAS_LIMIT`, what
+/// the lab's gtest backend gives each message): the meter charges no gas against it, so a
+/// check that asks for gas always has it, as under gtest's limits.
+const GAS_LIMIT: u64 = 750_000_000_000;
+/// gtest's gas allowance per block.
+const GAS_ALLOWANCE: u64 = 1_000_000_000_000;
+/// gtest's limits on what one execution sends (`OUTGOING_LIMIT`, `OUTGOING_BYTES_LIMIT`) and
+/// on reservations per program (`MAX_RESERVATIONS`).
+const OUTGOING_LIMIT: u32 = 1024;
+const OUTGOING_BYTES_LIMIT: u32 = 64 * 1024 * 1024;
+const MAX_RESERVATIONS: u64 = 256;
+/// gtest's block time and random seeds (`BLOCK_DURATION_IN_MSECS`, `INITIAL_RANDOM_SEED`,
+/// `EPOCH_DURATION_IN_BLOCKS`).
+const BLOCK_MS: u64 = 3_000;
+const RANDOM_SEED: u64 = 42;
+const EPOCH_BLOCKS: u32 = 600;
+/// Program ids as the lab's gtest backend gives them (`gtest.rs`): the same on both backends,
+/// so a program that replies with an id replies the same bytes.
+const FIRST_PROGRAM_ID: u64 = 1 << 48;
 
-/// Every host function the meter implements, as `module.name`: what the lab's artifacts import
-/// (listed from the binaries; `results/code-size.csv` has each build's imports).
-pub const HOST_FUNCTIONS: &[&str] = &[
-    "env.gr_read",
-    "env.gr_size",
-    "env.gr_reply",
-    "env.gr_send",
-    "env.gr_source",
-    "env.gr_panic",
-    "env.gr_gas_available",
-    "env.gr_debug",
-    "env.gr_block_height",
-    "env.alloc",
-    "env.free_range",
-];
-
-/// Programs on wasmtime, each in its own store.
+/// Programs on wasmtime, each in its own store, under Gear's message layer.
 pub struct WasmtimeBackend {
     engine: Engine,
     linker: Linker<Host>,
@@ -98,10 +116,23 @@ pub struct WasmtimeBackend {
     /// Whether programs deployed from now on keep every granule their messages touch
     /// ([`WasmtimeBackend::tracing_touches`]).
     trace_touches: bool,
-    /// The block the last message ran in (none yet: 0, gtest's genesis).
-    block: u32,
-    /// Messages sent with a delay, waiting for their block: (block, sender, message).
-    delayed: Vec<(u32, ProgramRef, Sent)>,
+    /// Gear's message layer: queue, waitlist, tasks, programs' states.
+    chain: Chain,
+    /// Compiled codes by Gear's code id: what programs deploy and create programs from.
+    codes: HashMap<CodeId, Arc<Compiled>>,
+    /// The block timestamp before the first block, in milliseconds (gtest: the wall clock when
+    /// the chain starts).
+    timestamp0: u64,
+    /// Programs deployed so far (their ids follow the gtest backend's).
+    deployed: u64,
+}
+
+/// Every host function a program may import: Gear's syscalls and the meter's own.
+fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
+    let mut linker = Linker::new(engine);
+    syscalls::define_all(&mut linker)?;
+    host::define(&mut linker)?;
+    Ok(linker)
 }
 
 /// One engine for the process, so compiled modules are shared by every backend instance
@@ -134,6 +165,8 @@ struct Compiled {
 }
 
 struct Program {
+    /// Its Gear id.
+    id: ActorId,
     compiled: Arc<Compiled>,
     store: Store<Host>,
     linker: Linker<Host>,
@@ -144,27 +177,21 @@ struct Program {
 /// Instances per store before the program moves to a fresh one (wasmtime allows 10,000).
 const INSTANCES_PER_STORE: u32 = 1_000;
 
-/// The running message, and the program's state the host keeps for it.
+/// The running execution, and the program's state the host keeps for it.
 struct Host {
     memory: Option<Memory>,
-    payload: Vec<u8>,
-    source: [u8; 32],
-    reply: Option<Vec<u8>>,
-    /// Messages sent so far in this message (`gr_send`), dropped if it fails.
-    sent: Vec<Sent>,
-    /// Messages sent with a delay (in blocks) so far in this message, dropped if it fails.
-    delayed: Vec<(u32, Sent)>,
-    /// The block this message runs in.
-    block_height: u32,
-    panic: Option<Vec<u8>>,
-    messages: u64,
+    /// Gear's externalities for the running execution: every `gr_*` syscall goes through them.
+    ext: Option<syscalls::Ext>,
+    /// How the execution ended, when a syscall ended it (wait, exit, leave, panic, a syscall's
+    /// trap).
+    termination: Option<ActorTerminationReason>,
     pages: pages::PageLog,
     heap: Heap,
     /// Where a probe build keeps its last call's record, once known.
     last_record_at: Option<u32>,
-    /// Fuel the page hooks' own instructions have cost in this message.
+    /// Fuel the page hooks' own instructions have cost in this execution.
     hook_fuel: u64,
-    /// The record's sequence number last seen, and at the start of the message.
+    /// The record's sequence number last seen, and at the start of the execution.
     last_seq: u32,
     seq_at_start: u32,
     ops: Vec<Record>,
@@ -174,14 +201,8 @@ impl Host {
     fn new(static_pages: u32, stack_end: u32) -> Self {
         Host {
             memory: None,
-            payload: Vec::new(),
-            source: [0; 32],
-            reply: None,
-            sent: Vec::new(),
-            delayed: Vec::new(),
-            block_height: 0,
-            panic: None,
-            messages: 0,
+            ext: None,
+            termination: None,
             pages: pages::PageLog::new(MAX_PAGES as usize * WASM_PAGE, stack_end),
             heap: Heap::new(static_pages),
             last_record_at: None,
@@ -221,7 +242,6 @@ impl Host {
         }
     }
 }
-
 impl WasmtimeBackend {
     /// A meter that also counts page accesses (the default).
     pub fn new() -> Result<Self> {
@@ -232,7 +252,7 @@ impl WasmtimeBackend {
     /// memory copy per message for rollback. Fuel is the same either way; tests check that.
     pub fn with_page_tracking(track_pages: bool) -> Result<Self> {
         let engine = engine()?.clone();
-        let linker = host::host_functions(&engine)?;
+        let linker = host_functions(&engine)?;
         Ok(WasmtimeBackend {
             engine,
             linker,
@@ -241,8 +261,12 @@ impl WasmtimeBackend {
             heap_base: None,
             map_pages: false,
             trace_touches: false,
-            block: 0,
-            delayed: Vec::new(),
+            chain: Chain::default(),
+            codes: HashMap::new(),
+            timestamp0: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            deployed: 0,
         })
     }
 
@@ -318,9 +342,8 @@ impl WasmtimeBackend {
         let prepared = prepare(code, self.track_pages)?;
         if let Some(missing) = Self::lacking(code)?.first() {
             bail!(
-                "the Wasm imports `{missing}`, which the wasmtime meter does not implement \
-                 (it implements {}); add it in harness/src/run/backend/wasmtime/mod.rs or run this \
-                 program under gtest",
+                "the Wasm imports `{missing}`, which is not a Gear syscall (the wasmtime meter \
+                 implements every one: {}); Gear would refuse this program too",
                 HOST_FUNCTIONS.join(", ")
             );
         }
@@ -335,36 +358,51 @@ impl WasmtimeBackend {
         cache().lock().expect("cache lock").insert(key, c.clone());
         Ok(c)
     }
+}
 
-    /// Runs `entry` of `program` as one message. `read_only` discards every change (state
-    /// reads: they run without page hooks, restored from a copy of memory, which is much
-    /// cheaper than hooking every access of the encoding).
+/// Moves a program to a fresh store: same host state, a new memory with the same bytes.
+fn renew_store(engine: &Engine, base: &Linker<Host>, p: &mut Program) -> Result<()> {
+    let old_memory = p.store.data().memory.expect("set at deploy");
+    let bytes = old_memory.data(&p.store).to_vec();
+    let pages = old_memory.size(&p.store) as u32;
+    let old = std::mem::replace(&mut p.store, Store::new(engine, Host::new(0, 0)));
+    let mut store = Store::new(engine, old.into_data());
+    let memory = Memory::new(&mut store, MemoryType::new(pages, Some(MAX_PAGES)))
+        .map_err(|e| anyhow!("creating the program's memory: {e}"))?;
+    memory.data_mut(&mut store).copy_from_slice(&bytes);
+    store.data_mut().memory = Some(memory);
+    let mut linker = base.clone();
+    linker
+        .define(&store, "env", "memory", memory)
+        .map_err(|e| anyhow!("{e}"))?;
+    (p.store, p.linker, p.instances) = (store, linker, 0);
+    Ok(())
+}
+
+impl WasmtimeBackend {
+    /// Runs `entry` of program `index` with Gear's externalities over `context`. `read_only`
+    /// discards every change (state reads: they run without page hooks, restored from a copy
+    /// of memory, which is much cheaper than hooking every access of the encoding).
     fn execute(
         &mut self,
-        program: ProgramRef,
+        index: usize,
         entry: &str,
-        from: UserId,
-        payload: &[u8],
+        context: ProcessorContext,
         read_only: bool,
-    ) -> Result<Outcome> {
+    ) -> Result<Executed> {
+        use core_processor::ProcessorExternalities;
         let p = self
             .programs
-            .get_mut(program.0 as usize)
-            .with_context(|| format!("no program {} on this wasmtime meter", program.0))?;
+            .get_mut(index)
+            .with_context(|| format!("no program {index} on this wasmtime meter"))?;
         if p.instances == INSTANCES_PER_STORE {
             renew_store(&self.engine, &self.linker, p)?;
         }
         p.instances += 1;
         let store = &mut p.store;
         let host = store.data_mut();
-        host.payload = payload.to_vec();
-        host.source = actor_id(from);
-        host.reply = None;
-        host.sent.clear();
-        host.delayed.clear();
-        host.block_height = self.block;
-        host.panic = None;
-        host.messages += 1;
+        host.ext = Some(syscalls::Ext::new(context));
+        host.termination = None;
         host.heap.begin();
         host.ops.clear();
         host.hook_fuel = 0;
@@ -389,12 +427,24 @@ impl WasmtimeBackend {
             FUEL_LIMIT - store.get_fuel().map_err(|e| anyhow!("{e}"))? - store.data().hook_fuel;
 
         let (mem, host) = memory.data_and_store_mut(&mut *store);
-        let failed = result.is_err();
+        let termination = match (&result, host.termination.take()) {
+            (Ok(()), _) => ActorTerminationReason::Success,
+            (Err(_), Some(ended)) => ended,
+            (Err(e), None) => {
+                log_trap(entry, e);
+                ActorTerminationReason::Trap(trap_of(e))
+            }
+        };
+        // A wait, an exit and a leave end an execution as a success does: what it did stands.
+        let failed = matches!(
+            termination,
+            ActorTerminationReason::Trap(_) | ActorTerminationReason::GasAllowanceExceeded
+        );
         if !read_only {
             host.collect(mem);
         }
         let mut pages = if failed || read_only {
-            // The probe's records roll back with memory. The calls of a failed message still
+            // The probe's records roll back with memory. The calls of a failed execution still
             // happened and cost fuel: they are kept (its outcome's `ops`), not those of a read.
             host.last_seq = host.seq_at_start;
             if read_only {
@@ -418,83 +468,13 @@ impl WasmtimeBackend {
             host.pages.commit(mem, &freed)
         };
         pages.allocation_intervals = host.heap.intervals_at_start();
-        if let (Err(e), None) = (&result, &host.panic) {
-            // A trap, not a panic: keep the reason for whoever reads the logs.
-            log_trap(entry, e);
-        }
-        let reply = if failed {
-            // Gear's error reply to a panic carries the panic message.
-            host.panic.take().unwrap_or_default()
-        } else {
-            host.reply.take().unwrap_or_default()
-        };
-        // Gear sends nothing of a failed execution.
-        let sent = std::mem::take(&mut host.sent);
-        let delayed = std::mem::take(&mut host.delayed);
-        if !failed && !read_only {
-            let block = self.block;
-            self.delayed.extend(
-                delayed
-                    .into_iter()
-                    .map(|(delay, message)| (block.saturating_add(delay), program, message)),
-            );
-        }
-        Ok(Outcome {
-            reply,
-            sent: Some(if failed { Vec::new() } else { sent }),
-            failed,
+        Ok(Executed {
+            termination,
+            ext: host.ext.take().expect("set above"),
             cost,
             pages: hooked.then_some(pages),
             ops: std::mem::take(&mut host.ops),
         })
-    }
-}
-
-/// Moves a program to a fresh store: same host state, a new memory with the same bytes.
-fn renew_store(engine: &Engine, base: &Linker<Host>, p: &mut Program) -> Result<()> {
-    let old_memory = p.store.data().memory.expect("set at deploy");
-    let bytes = old_memory.data(&p.store).to_vec();
-    let pages = old_memory.size(&p.store) as u32;
-    let old = std::mem::replace(&mut p.store, Store::new(engine, Host::new(0, 0)));
-    let mut store = Store::new(engine, old.into_data());
-    let memory = Memory::new(&mut store, MemoryType::new(pages, Some(MAX_PAGES)))
-        .map_err(|e| anyhow!("creating the program's memory: {e}"))?;
-    memory.data_mut(&mut store).copy_from_slice(&bytes);
-    store.data_mut().memory = Some(memory);
-    let mut linker = base.clone();
-    linker
-        .define(&store, "env", "memory", memory)
-        .map_err(|e| anyhow!("{e}"))?;
-    (p.store, p.linker, p.instances) = (store, linker, 0);
-    Ok(())
-}
-
-impl WasmtimeBackend {
-    /// Runs `entry` of `program` as the message of the next block: first the messages delayed
-    /// to this block reach their users (those `program` sent are its outcome's, first; gtest
-    /// attributes a block's log to the program stepped), then the message runs.
-    fn step(
-        &mut self,
-        program: ProgramRef,
-        entry: &str,
-        from: UserId,
-        payload: &[u8],
-    ) -> Result<Outcome> {
-        self.block += 1;
-        let block = self.block;
-        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.delayed)
-            .into_iter()
-            .partition(|(at, _, _)| *at <= block);
-        self.delayed = later;
-        let mut outcome = self.execute(program, entry, from, payload, false)?;
-        let mut sent: Vec<Sent> = due
-            .into_iter()
-            .filter(|(_, from, _)| *from == program)
-            .map(|(_, _, message)| message)
-            .collect();
-        sent.extend(outcome.sent.take().unwrap_or_default());
-        outcome.sent = Some(sent);
-        Ok(outcome)
     }
 }
 
@@ -531,65 +511,72 @@ impl Backend for WasmtimeBackend {
         payload: &[u8],
     ) -> Result<(ProgramRef, Outcome)> {
         let compiled = self.compile(code)?;
-        let prepared = &compiled.prepared;
-        let mut store = Store::new(
-            &self.engine,
-            Host::new(prepared.static_pages, prepared.stack_end),
-        );
-        if self.map_pages {
-            store.data_mut().pages.map_pages();
-        }
-        if self.trace_touches {
-            store.data_mut().pages.trace_granules();
-        }
-        let memory = Memory::new(
-            &mut store,
-            MemoryType::new(prepared.static_pages, Some(MAX_PAGES)),
-        )
-        .map_err(|e| anyhow!("creating the program's memory: {e}"))?;
-        for (at, bytes) in &prepared.data {
-            memory
-                .write(&mut store, *at as usize, bytes)
-                .map_err(|_| anyhow!("a data segment at {at:#x} lies outside the static pages"))?;
-        }
-        store.data_mut().memory = Some(memory);
-        let mut linker = self.linker.clone();
-        linker
-            .define(&store, "env", "memory", memory)
-            .map_err(|e| anyhow!("{e}"))?;
-        let program = ProgramRef(self.programs.len() as u64);
+        let code_id = CodeId::generate(code);
+        self.codes.insert(code_id, compiled.clone());
+        self.chain.codes.insert(code_id);
+        let id = ActorId::from(FIRST_PROGRAM_ID + self.deployed);
+        self.deployed += 1;
         let probe_build = compiled.bare.get_export("state").is_some();
-        self.programs.push(Program {
-            compiled,
-            store,
-            linker,
-            instances: 0,
-        });
+        let index = self.instantiate(id, compiled)?;
+        self.chain.programs.insert(
+            id,
+            Actor {
+                index,
+                state: State::Uninitialized(MessageId::zero()),
+                reservations: Default::default(),
+            },
+        );
+        let program = ProgramRef(index as u64);
         if probe_build {
             // Before `init`, so its calls are collected too.
-            let state = self.execute(program, "state", 0, &[], true)?;
-            if let Some((_, at)) = parse_state(&state.reply) {
+            let state = self.read_state(program)?;
+            if let Some((_, at)) = parse_state(&state) {
                 let heap_base = self.heap_base;
-                let host = self.programs[program.0 as usize].store.data_mut();
+                let host = self.programs[index].store.data_mut();
                 host.last_record_at = Some(at);
                 if let Some(heap_base) = heap_base {
                     host.pages.attribute(heap_base);
                 }
             }
         }
-        let outcome = self.step(program, "init", from, payload)?;
+        let outcome = self.step(DispatchKind::Init, index, from, payload)?;
         Ok((program, outcome))
     }
 
     fn send(&mut self, program: ProgramRef, from: UserId, payload: &[u8]) -> Result<Outcome> {
-        self.step(program, "handle", from, payload)
+        self.step(DispatchKind::Handle, program.0 as usize, from, payload)
     }
 
     fn read_state(&mut self, program: ProgramRef) -> Result<Vec<u8>> {
-        let outcome = self.execute(program, "state", 0, &[], true)?;
-        if outcome.failed {
+        // As gtest reads state: the `state` export run as a handle of an empty message, its
+        // reply the state, and nothing kept.
+        let index = program.0 as usize;
+        let id = self
+            .programs
+            .get(index)
+            .with_context(|| format!("no program {} on this wasmtime meter", program.0))?
+            .id;
+        let message = IncomingMessage::new(
+            MessageId::default(),
+            ActorId::default(),
+            Default::default(),
+            GAS_LIMIT,
+            0,
+            None,
+        );
+        let dispatch = IncomingDispatch::new(DispatchKind::Handle, message, None);
+        let context = self.processor_context(id, dispatch)?;
+        let executed = self.execute(index, "state", context, true)?;
+        if !matches!(executed.termination, ActorTerminationReason::Success) {
             bail!("reading state of program {} failed", program.0);
         }
-        Ok(outcome.reply)
+        let (outcome, _) = executed.ext.context.message_context.drain();
+        Ok(outcome
+            .drain()
+            .outgoing_dispatches
+            .into_iter()
+            .find(|(d, _, _)| d.kind() == DispatchKind::Reply)
+            .map(|(d, _, _)| d.message().payload_bytes().to_vec())
+            .unwrap_or_default())
     }
 }
