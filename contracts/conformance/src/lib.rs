@@ -59,6 +59,25 @@ pub enum Request {
     Compose(Vec<u8>),
     /// Wakes a message that does not wait (Gear ignores it) and replies `Woke`.
     WakeNobody,
+    /// The forms with a gas limit: sends the sender `bytes` (`send_wgas`), its own payload
+    /// twice (`send_push_input` and `send_commit_wgas`, then `send_input_wgas`), and replies
+    /// `bytes` (`reply_wgas`).
+    WithGas(Vec<u8>),
+    /// Replies its own payload through `reply_push_input` and `reply_commit_wgas`.
+    CommitWithGas,
+    /// Replies its own payload through `reply_input_wgas`.
+    InputWithGas,
+    /// Sends the sender `Event::Reserved` from one reservation (`reservation_send_commit`)
+    /// and replies `bytes` from another (`reservation_reply_commit`).
+    ReserveCommit(Vec<u8>),
+    /// Replies `bytes` from a reservation (`reservation_reply`).
+    ReserveReply(Vec<u8>),
+    /// `Ask`, with gas deposited for the reply's handling (`reply_deposit`).
+    AskWithDeposit(u64),
+    /// Replies `Pong` if any gas (fuel, on the meter) is left (`gas_available`).
+    Gas,
+    /// Ends as a program out of memory does (`oom_panic`).
+    OutOfMemory,
     /// Replies what the program has counted: messages handled, replies and signals received.
     Counters,
     /// Ends without replying (`leave`): the sender gets Gear's auto-reply.

@@ -22,6 +22,8 @@ fn on_reply() {
 }
 
 fn on_signal() {
+    // A signal carries its code (a panic's: an execution error).
+    msg::signal_code().expect("a signal's code");
     // SAFETY: one message at a time.
     unsafe { SIGNALS += 1 };
 }
@@ -127,6 +129,64 @@ async fn main() {
             msg::reply_input(0, ..msg::size()).expect("reply_input");
             return;
         }
+        Request::WithGas(bytes) => {
+            let source = msg::source();
+            msg::send_bytes_with_gas(source, &bytes, 10_000, 0).expect("send_wgas");
+            let handle = msg::MessageHandle::init().expect("init");
+            handle.push_input(..msg::size()).expect("push_input");
+            handle
+                .commit_with_gas(source, 10_000, 0)
+                .expect("commit_wgas");
+            msg::send_input_with_gas(source, 10_000, 0, ..msg::size()).expect("send_input_wgas");
+            msg::reply_bytes_with_gas(bytes, 10_000, 0).expect("reply_wgas");
+            return;
+        }
+        Request::CommitWithGas => {
+            msg::reply_push_input(..msg::size()).expect("reply_push_input");
+            msg::reply_commit_with_gas(10_000, 0).expect("reply_commit_wgas");
+            return;
+        }
+        Request::InputWithGas => {
+            msg::reply_input_with_gas(10_000, 0, ..msg::size()).expect("reply_input_wgas");
+            return;
+        }
+        Request::ReserveCommit(bytes) => {
+            let first = ReservationId::reserve(1_000_000_000, 10).expect("a reservation");
+            let handle = msg::MessageHandle::init().expect("init");
+            handle.push(Event::Reserved.encode()).expect("push");
+            handle
+                .commit_from_reservation(first, msg::source(), 0)
+                .expect("reservation_send_commit");
+            let second = ReservationId::reserve(1_000_000_000, 10).expect("a reservation");
+            msg::reply_push(&bytes).expect("push");
+            msg::reply_commit_from_reservation(second, 0).expect("reservation_reply_commit");
+            return;
+        }
+        Request::ReserveReply(bytes) => {
+            let id = ReservationId::reserve(1_000_000_000, 10).expect("a reservation");
+            msg::reply_bytes_from_reservation(id, bytes, 0).expect("reservation_reply");
+            return;
+        }
+        Request::AskWithDeposit(n) => {
+            let reply = msg::send_for_reply_as::<_, Reply>(
+                exec::program_id(),
+                Request::Echo(n),
+                0,
+                1_000_000_000,
+            )
+            .expect("send")
+            .await
+            .expect("a reply");
+            let Reply::Echoed(reply) = reply else {
+                panic!("Echo answered {reply:?}")
+            };
+            Reply::Asked(reply)
+        }
+        Request::Gas => {
+            assert!(exec::gas_available() > 0, "no gas left");
+            Reply::Pong
+        }
+        Request::OutOfMemory => gstd::ext::oom_panic(),
         Request::WakeNobody => {
             exec::wake(msg::id()).expect("a wake");
             Reply::Woke

@@ -151,6 +151,57 @@ pub fn main() -> Scenario {
     );
     s.reply(Request::WakeNobody, Reply::Woke);
 
+    // The forms with a gas limit, and input pushed into a message and a reply.
+    let bytes = b"sent with gas".to_vec();
+    let request = Request::WithGas(bytes.clone());
+    let input = request.encode();
+    s.send(
+        DEPLOYER,
+        request,
+        0,
+        Expect::Reply(bytes.clone()),
+        vec![
+            to(DEPLOYER, bytes),
+            to(DEPLOYER, input.clone()),
+            to(DEPLOYER, input),
+        ],
+    );
+    for request in [Request::CommitWithGas, Request::InputWithGas] {
+        let input = request.encode();
+        s.send(DEPLOYER, request, 0, Expect::Reply(input), Vec::new());
+    }
+    let bytes = b"a reply from a reservation".to_vec();
+    s.send(
+        DEPLOYER,
+        Request::ReserveCommit(bytes.clone()),
+        0,
+        Expect::Reply(bytes.clone()),
+        vec![to(DEPLOYER, Event::Reserved.encode())],
+    );
+    s.send(
+        DEPLOYER,
+        Request::ReserveReply(bytes.clone()),
+        0,
+        Expect::Reply(bytes),
+        Vec::new(),
+    );
+    s.handled += 1;
+    s.replies += 1;
+    s.reply(Request::AskWithDeposit(7), Reply::Asked(8));
+    s.reply(Request::Gas, Reply::Pong);
+    // A trap, as a panic is: gstd's async runtime holds a system reservation for every
+    // message, so Gear signals the program.
+    s.signals += 1;
+    s.send(
+        DEPLOYER,
+        Request::OutOfMemory,
+        0,
+        Expect::Failure,
+        Vec::new(),
+    );
+    // Gear keeps nothing the trapped execution wrote: its count of the message is undone.
+    s.handled -= 1;
+
     // Delayed messages: an event to the sender and a `Ping` to itself, two blocks on; the
     // `Ping` runs in that block and its `Pong` comes back to `handle_reply`.
     let arrives = s.next() + 2;
