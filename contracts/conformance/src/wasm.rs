@@ -28,6 +28,20 @@ fn on_signal() {
     unsafe { SIGNALS += 1 };
 }
 
+/// Asks this program, as another message, to `Echo(n)` (with `deposit` gas for handling the
+/// reply), waits for the reply and answers what came back.
+async fn ask(n: u64, deposit: u64) -> Reply {
+    let reply =
+        msg::send_for_reply_as::<_, Reply>(exec::program_id(), Request::Echo(n), 0, deposit)
+            .expect("send")
+            .await
+            .expect("a reply");
+    let Reply::Echoed(reply) = reply else {
+        panic!("Echo answered {reply:?}")
+    };
+    Reply::Asked(reply)
+}
+
 #[gstd::async_main(handle_reply = on_reply, handle_signal = on_signal)]
 async fn main() {
     // SAFETY: one message at a time. A message that waits runs again from where it waited
@@ -37,17 +51,7 @@ async fn main() {
     let reply = match request {
         Request::Ping => Reply::Pong,
         Request::Echo(n) => Reply::Echoed(n + 1),
-        Request::Ask(n) => {
-            let reply =
-                msg::send_for_reply_as::<_, Reply>(exec::program_id(), Request::Echo(n), 0, 0)
-                    .expect("send")
-                    .await
-                    .expect("a reply");
-            let Reply::Echoed(reply) = reply else {
-                panic!("Echo answered {reply:?}")
-            };
-            Reply::Asked(reply)
-        }
+        Request::Ask(n) => ask(n, 0).await,
         Request::AskTimeout { user, blocks } => {
             let answer = msg::send_bytes_for_reply(user, b"anyone?", 0, 0)
                 .expect("send")
@@ -167,21 +171,7 @@ async fn main() {
             msg::reply_bytes_from_reservation(id, bytes, 0).expect("reservation_reply");
             return;
         }
-        Request::AskWithDeposit(n) => {
-            let reply = msg::send_for_reply_as::<_, Reply>(
-                exec::program_id(),
-                Request::Echo(n),
-                0,
-                1_000_000_000,
-            )
-            .expect("send")
-            .await
-            .expect("a reply");
-            let Reply::Echoed(reply) = reply else {
-                panic!("Echo answered {reply:?}")
-            };
-            Reply::Asked(reply)
-        }
+        Request::AskWithDeposit(n) => ask(n, 1_000_000_000).await,
         Request::Gas => {
             assert!(exec::gas_available() > 0, "no gas left");
             Reply::Pong

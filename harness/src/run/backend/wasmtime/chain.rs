@@ -93,8 +93,6 @@ pub(super) struct Chain {
     tasks: BTreeMap<u32, Vec<Task>>,
     /// Waiting messages by program, each with the block its `wait_for` ends (if any).
     waitlist: BTreeMap<(ActorId, MessageId), StoredDispatch>,
-    /// Messages to users in the mailbox (gtest keeps them until they expire).
-    mailbox: BTreeSet<MessageId>,
     /// Programs another program asked to create from a code the chain does not have.
     no_code: BTreeSet<ActorId>,
     /// System reservations made by messages, still held (a signal needs one).
@@ -179,7 +177,6 @@ impl Chain {
     /// into a reply run with no gas: executed only if the program deposited gas for it.
     fn deliver_to_user(&mut self, message: StoredMessage) {
         if message.details().is_none() {
-            self.mailbox.insert(message.id());
             let expiry = self.height + MAILBOX_BLOCKS;
             let reply = ReplyMessage::auto(message.id());
             if self.deposits.contains(&reply.id()) {

@@ -130,7 +130,7 @@ pub struct WasmtimeBackend {
 /// Every host function a program may import: Gear's syscalls and the meter's own.
 fn host_functions(engine: &Engine) -> Result<Linker<Host>> {
     let mut linker = Linker::new(engine);
-    syscalls::define_all(&mut linker)?;
+    syscalls::define(&mut linker)?;
     host::define(&mut linker)?;
     Ok(linker)
 }

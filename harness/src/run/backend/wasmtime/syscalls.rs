@@ -262,7 +262,8 @@ fn getter(
     Ok(())
 }
 
-fn define(l: &mut Linker<Host>) -> Result<()> {
+/// Defines every `gr_*` syscall but `gr_gas_available` (the meter's own, `host.rs`) in `l`.
+pub(super) fn define(l: &mut Linker<Host>) -> Result<()> {
     let e = |e: wasmtime::Error| anyhow!("defining host functions: {e}");
 
     // What the execution is: its message, its program, its block.
@@ -905,11 +906,6 @@ fn define(l: &mut Linker<Host>) -> Result<()> {
     )
     .map_err(e)?;
     Ok(())
-}
-
-/// Defines every `gr_*` syscall but `gr_gas_available` in `linker`.
-pub(super) fn define_all(linker: &mut Linker<Host>) -> Result<()> {
-    define(linker)
 }
 
 #[cfg(test)]
