@@ -160,9 +160,9 @@ bench-backends variants="all" cases="default": setup
 sizes variants="all": setup
     cargo run --locked -p galloc-lab --bin lab -- sizes --variants {{quote(variants)}}
 
-# Run all tests: unit tests, the stress suite and edge cases per variant, and the wasm builds.
+# Run all tests: unit tests, the stress suite and edge cases per variant, and the wasm builds. One test thread more than the cores: the harness suite's tests that build outside programs take turns (`examples_turn` in harness/tests/suite/cli.rs), and a thread waiting its turn would otherwise leave a core idle (CI's suite: docs/performance.md).
 test: setup
-    cargo test -q --locked --workspace --exclude galloc
+    cargo test -q --locked --workspace --exclude galloc -- --test-threads "$(( {{num_cpus()}} + 1 ))"
     cargo test -q --locked -p galloc --lib
     vs=$(just _variants); for v in $vs; do echo "== galloc, variant $v"; cargo test -q --locked -p galloc --features "$v" --tests -- --nocapture; done
     cargo run -q --locked -p galloc-lab --bin lab -- sizes --check

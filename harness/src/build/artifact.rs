@@ -194,8 +194,9 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let mut cmd = crate::build::workspace::cargo_command();
     cmd.args(["rustc", "--profile", PROFILE, "--quiet", "--lib"])
         .args(["--target", TARGET]);
-    // An outside program's galloc shim and the variant it links, written under the lock.
-    let mut shim_for = None;
+    // An outside program, the directory its build shares with every other (its build
+    // directory, the galloc shim) and the variant the shim links, written under the lock.
+    let mut outside = None;
     let target_dir = match req.external {
         None => {
             let features: Vec<String> = galloc_features
@@ -211,26 +212,12 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
             let features: Vec<&str> = galloc_features.iter().map(String::as_str).collect();
             let galloc = crate::build::external::galloc_manifest(ws, &config, &features)?;
             let target_dir = program.target_dir(ws);
-            let shim = target_dir.join("galloc");
-            let dir = program.manifest.parent().unwrap_or(ws.root());
-            // The author's `build.rs` may call gear-wasm-builder (directly or through
-            // `sails_rs::build_wasm`), which would start a nested build of its own with the
-            // author's profile; the builder skips it when this is set, and writes only the
-            // empty `wasm_binary.rs` that host builds include. `--crate-type cdylib` makes the
-            // Wasm whatever the manifest lists (`rlib` beside `cdylib` in Sails crates).
-            cmd.current_dir(dir)
-                .env("__GEAR_WASM_BUILDER_NO_BUILD", "1")
-                .args(["--crate-type", "cdylib"])
-                .arg("--manifest-path")
-                .arg(&program.manifest)
-                .arg("--config")
-                .arg(format!(
-                    "patch.crates-io.galloc.path={:?}",
-                    shim.display().to_string()
-                ))
-                .args(crate::build::external::profile_config(ws, PROFILE)?);
-            crate::build::external::lock_args(&mut cmd, &target_dir)?;
-            shim_for = Some((shim, galloc));
+            let shared = crate::build::shared::dir(ws);
+            // `--crate-type cdylib` makes the Wasm whatever the manifest lists (`rlib` beside
+            // `cdylib` in Sails crates).
+            cmd.args(["--crate-type", "cdylib"]);
+            crate::build::shared::outside_options(&mut cmd, ws, program, &target_dir)?;
+            outside = Some((program, shared, galloc));
             target_dir
         }
     };
@@ -298,13 +285,26 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     std::fs::create_dir_all(&target_dir)
         .with_context(|| format!("cannot create {}", target_dir.display()))?;
     let lock = super::files::build_lock(&target_dir)?;
-    if let Some((shim, variant)) = &shim_for {
-        crate::build::external::galloc_shim(shim, variant)?;
-    }
-    if let Some(program) = req.external {
+    // The program's lock first, then the shared one (the only order anything takes them in):
+    // the shim and the build directory every outside program shares stay as this build wrote
+    // them until it has read what cargo made.
+    let mut shared_lock = None;
+    if let Some((program, shared, variant)) = outside {
+        std::fs::create_dir_all(&shared)
+            .with_context(|| format!("cannot create {}", shared.display()))?;
+        shared_lock = Some(super::files::build_lock(&shared)?);
+        super::shared::galloc_shim(&shared.join("galloc"), &variant)?;
         // Under the lock: a copy of the author's `Cargo.lock` as it is now, for cargo to
-        // resolve the patched build into (given as `lock_args` above).
+        // resolve the patched build into (given by `shared::outside_options` above).
         program.private_lock(&target_dir)?;
+        // No unit another crate of this one's name left in the shared build directory is
+        // taken for one of its own.
+        let mut metadata = super::shared::metadata_command();
+        crate::build::shared::outside_options(&mut metadata, ws, program, &target_dir)?;
+        let members = super::shared::members(&mut metadata, &program.manifest)?;
+        let mut clean = super::shared::clean_command(&target_dir, &members);
+        crate::build::shared::outside_options(&mut clean, ws, program, &target_dir)?;
+        super::shared::claim(&shared, &members, &mut clean)?;
     }
     let out = crate::build::process::output(&mut cmd)
         .with_context(|| format!("cannot run cargo to build {} ({config})", req.package))?;
@@ -339,6 +339,7 @@ pub fn build(ws: &Workspace, req: BuildRequest<'_>) -> Result<Artifact> {
     let built = super::files::built(&target_dir, &file);
     let bytes = std::fs::read(&built)
         .with_context(|| format!("cargo succeeded but {} is missing", built.display()))?;
+    drop(shared_lock);
     drop(lock);
     super::toolchain::check_built_by(&bytes, &format!("{} ({config})", built.display()))?;
     collect(&dir, &raw, &bytes, stamp.as_ref())?;

@@ -3,7 +3,7 @@
 //!
 //! **Building.** gstd depends on `galloc = "=2.0.0"` with default features, so a variant is
 //! swapped in by patching crates.io's `galloc` for that one cargo run (`--config
-//! patch.crates-io.galloc.path=...`) with a shim ([`galloc_shim`]) that links, on Wasm only,
+//! patch.crates-io.galloc.path=...`) with a shim ([`super::shared::galloc_shim`]) that links, on Wasm only,
 //! a manifest the lab writes per configuration under `target/lab/galloc/<config>/`: the
 //! allocator's own manifest with workspace fields filled in, its sources and build script
 //! referred to where they are, and the variant (plus `probe` and any extra features) as its
@@ -259,7 +259,9 @@ impl Program {
             .filter(|f| !skip.iter().any(|s| f.starts_with(s)))
             .collect())
     }
-    /// Its cargo target directory under the lab's `target/` ([`Program::key`]).
+    /// Its cargo target directory under the lab's `target/` ([`Program::key`]): its Wasm, its
+    /// dep-info and its copy of the lock file. Cargo's intermediate units go to the build
+    /// directory every outside program shares ([`super::shared`]).
     pub fn target_dir(&self, ws: &Workspace) -> PathBuf {
         ws.target_dir(&format!("external/{}", self.key))
     }
@@ -377,7 +379,7 @@ pub fn galloc_manifest(ws: &Workspace, config: &str, features: &[&str]) -> Resul
     }
     package.insert("build".into(), path_value(&allocator.join("build.rs"))?);
     // Under another package name, so that cargo can lock it beside the shim named `galloc`
-    // that links it ([`galloc_shim`]); the crate keeps its name.
+    // that links it ([`super::shared::galloc_shim`]); the crate keeps its name.
     package.insert("name".into(), VARIANT_PACKAGE.into());
     let mut lib = toml::Table::new();
     lib.insert("name".into(), "galloc".into());
@@ -427,48 +429,7 @@ pub fn galloc_manifest(ws: &Workspace, config: &str, features: &[&str]) -> Resul
 }
 
 /// The package name of the allocator's manifest that [`galloc_manifest`] writes.
-const VARIANT_PACKAGE: &str = "galloc-variant";
-
-/// Writes (when it changed) the `galloc` that an outside program's build is patched with: a
-/// shim in `dir` that is the variant's allocator (`variant`, from [`galloc_manifest`]) on Wasm
-/// and an empty crate on the host.
-///
-/// Why: a Sails crate's `build.rs` depends on `sails-rs` (for its Wasm builder), which pulls in
-/// gstd and so galloc on the host too. Patched with the variant's galloc directly, every
-/// configuration gave the host's galloc other features, so cargo rebuilt the host's galloc,
-/// gstd, sails-rs and the crate's build script once per configuration (18 MB a build script for
-/// `polls`). The host never allocates with galloc; the shim at one path per program, the
-/// same on the host for every configuration, lets cargo build the host side once. gstd only
-/// links galloc (`extern crate galloc;`), so the shim only has to link the variant.
-pub fn galloc_shim(dir: &Path, variant: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let manifest = format!(
-        "# Written by `lab` before each build of this program: the variant's galloc on Wasm,\n\
-         # nothing on the host. Not edited by hand.\n\
-         [package]\nname = \"galloc\"\nversion = \"2.0.0\"\nedition = \"2021\"\n\
-         license = \"GPL-3.0-or-later\"\npublish = false\n\n\
-         [lib]\npath = \"lib.rs\"\n\n\
-         [features]\ndebug = [\"variant/debug\"]\n\n\
-         [target.'cfg(target_arch = \"wasm32\")'.dependencies]\n\
-         variant = {{ package = \"{VARIANT_PACKAGE}\", path = {} }}\n\n\
-         [workspace]\n",
-        path_value(variant)?
-    );
-    let lib = "//! Written by `lab`: the variant's galloc on Wasm, nothing on the host.\n\
-               #![no_std]\n\
-               #[cfg(target_arch = \"wasm32\")]\n\
-               pub extern crate variant;\n\
-               #[cfg(target_arch = \"wasm32\")]\n\
-               pub use variant::*;\n";
-    for (name, text) in [("Cargo.toml", manifest.as_str()), ("lib.rs", lib)] {
-        let path = dir.join(name);
-        if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
-            std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    Ok(())
-}
+pub(crate) const VARIANT_PACKAGE: &str = "galloc-variant";
 
 fn is_inherited(value: &toml::Value) -> bool {
     value
@@ -477,7 +438,7 @@ fn is_inherited(value: &toml::Value) -> bool {
         .unwrap_or(false)
 }
 
-fn path_value(path: &Path) -> Result<toml::Value> {
+pub(crate) fn path_value(path: &Path) -> Result<toml::Value> {
     Ok(path
         .to_str()
         .with_context(|| format!("{} is not UTF-8", path.display()))?

@@ -7,6 +7,8 @@
 //! - [`relink`]: the same artifact with its static data moved, for the layout sweep.
 //! - [`sweep`]: the plain build re-linked at each offset of the layout sweep.
 //! - [`external`]: a program outside the lab (`lab pick`, `just program`), built per variant.
+//! - [`shared`]: the build directory every outside program shares, and what keeps two crates
+//!   of one name in it apart.
 //! - [`gear`]: gear-wasm-builder's own steps (its rustc flags, its post-processing).
 //! - [`wasm`]: what an artifact imports and whether Gear would accept it.
 //! - [`charge`]: what Gear charges every message for a build's code.
@@ -22,6 +24,7 @@ pub mod files;
 pub mod gear;
 pub mod process;
 pub mod relink;
+pub mod shared;
 pub mod stamp;
 pub mod sweep;
 pub mod toolchain;

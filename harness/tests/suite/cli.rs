@@ -5,10 +5,11 @@
 
 use std::process::Command;
 
-/// Held by every test that builds one of `contracts/examples/`: such a build rewrites the
-/// crate's `Cargo.lock` while cargo runs (the lab puts it back after), and these tests check
-/// the crate's files are unchanged, so one test's snapshot must not fall inside another's
-/// build.
+/// Held by every test that builds one of `contracts/examples/` (or a copy): their builds wait
+/// for each other anyway (every outside program builds through one shared build directory,
+/// under its lock: `galloc_lab::build::shared::dir`), and some measure into the
+/// directory the lab chooses itself for a crate and read it back, which another test's run of
+/// the same crate would change under them.
 pub fn examples_turn() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock()

@@ -5,11 +5,15 @@
 //! one `--out`, then each input edited in turn, and a cargo config added, each refused before
 //! anything is built, naming the input, with the directory unchanged; put back, the same
 //! program is taken again. (That a crate's own rustflags reach the lab's builds is held in
-//! `layout.rs`, on the copy it gives `lab layout`'s line.)
+//! `layout.rs`, on the copy it gives `lab layout`'s line.) And two crates of one name, the copy
+//! and the example, each build their own Wasm through the build directory every outside
+//! program shares.
 
 use crate::cli::{examples_turn, lab};
 use crate::one_program::snapshot;
+use galloc_lab::build::artifact::{build, BuildRequest};
 use galloc_lab::build::external::Program;
+use galloc_lab::build::workspace::Workspace;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -207,4 +211,43 @@ fn a_program_is_every_input_its_build_reads_and_two_never_merge() {
         "{backends}"
     );
     assert!(!meter_rows_left, "the old program's meter rows are left");
+}
+
+/// The copy (its code changed: it compiles in two files) and the guestbook example itself, one
+/// package name at two paths, built one after the other through the build directory every
+/// outside program shares: the copy gets its own Wasm, and the example built again after it is
+/// its first build byte for byte (cargo found its own units, not the copy's).
+#[test]
+fn two_crates_of_one_name_each_build_their_own_wasm_in_the_shared_build_directory() {
+    let _turn = examples_turn();
+    let copy = Copy::new();
+    let ws = Workspace::find(env!("CARGO_MANIFEST_DIR").as_ref()).expect("workspace");
+    let variant = galloc_variants::find("shipping").expect("shipping");
+    let example = Program::at(&root().join("contracts/examples/guestbook")).unwrap();
+    let theirs = Program::at(copy.path()).unwrap();
+    assert_eq!(example.package, theirs.package);
+    let wasm = |program: &Program| {
+        build(
+            &ws,
+            BuildRequest {
+                external: Some(program),
+                ..BuildRequest::deployed(&program.package, variant)
+            },
+        )
+        .unwrap()
+        .bytes
+    };
+    let first = wasm(&example);
+    let copied = wasm(&theirs);
+    assert_ne!(first, copied, "the copy was given the example's Wasm");
+    let copy_has = |bytes: &[u8]| bytes.windows(7).any(|w| w == b"pepper\n");
+    assert!(copy_has(&copied) && !copy_has(&first));
+    assert!(
+        wasm(&example) == first,
+        "the example was given the copy's Wasm"
+    );
+    assert!(
+        wasm(&theirs) == copied,
+        "the copy was given the example's Wasm"
+    );
 }
