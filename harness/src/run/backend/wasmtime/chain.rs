@@ -106,6 +106,19 @@ pub(super) struct Chain {
 }
 
 impl Chain {
+    /// Wakes `message` of `program` `after` blocks from now, once however often it is asked
+    /// (a wait's own timeout and a `wake` with a delay may name the same block).
+    fn schedule_wake(&mut self, after: u32, program: ActorId, message: MessageId) {
+        let task = Task::WakeMessage(program, message);
+        let tasks = self
+            .tasks
+            .entry(self.height.saturating_add(after))
+            .or_default();
+        if !tasks.contains(&task) {
+            tasks.push(task);
+        }
+    }
+
     /// Starts the next block: runs its tasks (gtest runs them before the queue, after the
     /// messages users sent for it, which [`Chain::send_from_user`] queued first).
     pub fn next_block(&mut self) {
@@ -321,14 +334,7 @@ impl JournalHandler for Chain {
         if let (Some(duration), MessageWaitedType::WaitFor | MessageWaitedType::WaitUpToFull) =
             (duration, waited_type)
         {
-            let task = Task::WakeMessage(key.0, key.1);
-            let tasks = self
-                .tasks
-                .entry(self.height.saturating_add(duration))
-                .or_default();
-            if !tasks.contains(&task) {
-                tasks.push(task);
-            }
+            self.schedule_wake(duration, key.0, key.1);
         }
         self.waitlist.insert(key, dispatch);
     }
@@ -346,14 +352,7 @@ impl JournalHandler for Chain {
                 self.queue.push_back(dispatch);
             }
         } else if self.waitlist.contains_key(&key) {
-            let task = Task::WakeMessage(program_id, awakening_id);
-            let tasks = self
-                .tasks
-                .entry(self.height.saturating_add(delay))
-                .or_default();
-            if !tasks.contains(&task) {
-                tasks.push(task);
-            }
+            self.schedule_wake(delay, program_id, awakening_id);
         }
     }
 
